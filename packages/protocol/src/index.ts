@@ -1,0 +1,3 @@
+export * from './envelope.js';
+export * from './tokens.js';
+export * from './v1.js';

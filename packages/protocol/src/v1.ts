@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/** The v1 resources, word for word from the spec; the console validates its answers' shape with them in tests. */
+export const accountSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  email: z.string(),
+  role: z.string(),
+});
+
+export const serverSummarySchema = z.object({
+  id: z.number().int(),
+  label: z.string(),
+  hostname: z.string(),
+  online: z.boolean(),
+  score: z.number().int().min(0).max(1000),
+  last_seen: z.number().int(),
+  public_ip: z.string().nullable(),
+});
+
+export const scoreComponentsSchema = z.object({
+  cpu: z.number().int(),
+  memory: z.number().int(),
+  disk: z.number().int(),
+  network: z.number().int(),
+  stability: z.number().int(),
+  freshness: z.number().int(),
+});
+
+export const latestSampleSchema = z
+  .object({ ts: z.number().int(), cpu_pct: z.number(), mem_used_mb: z.number() })
+  .catchall(z.unknown());
+
+export const serverDetailSchema = serverSummarySchema.extend({
+  created_at: z.number().int(),
+  facts: z.record(z.string(), z.unknown()),
+  score_components: scoreComponentsSchema,
+  score_notes: z.array(z.string()),
+  latest_sample: latestSampleSchema.nullable(),
+});
+
+const sectionScore = z.number().min(0).max(100).nullable();
+export const benchmarkRunSchema = z.object({
+  id: z.number().int(),
+  label: z.string(),
+  status: z.literal('done'),
+  scores: z.object({
+    cpu: sectionScore,
+    disk: sectionScore,
+    network: sectionScore,
+    stability: sectionScore,
+    total: sectionScore,
+  }),
+  verified: z.boolean(),
+  finished_at: z.number().int(),
+});
+
+export type Account = z.infer<typeof accountSchema>;
+export type ServerSummary = z.infer<typeof serverSummarySchema>;
+export type ServerDetail = z.infer<typeof serverDetailSchema>;
+export type ScoreComponents = z.infer<typeof scoreComponentsSchema>;
+export type BenchmarkRun = z.infer<typeof benchmarkRunSchema>;

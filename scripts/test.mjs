@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// Runs every compiled test file (packages/*/dist/test, e2e/dist) with Node's test runner.
+// `npm test -- console` narrows to files whose path contains one of the given words.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+
+function collect(dir, out) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) collect(path, out);
+    else if (name.endsWith('.test.js')) out.push(path);
+  }
+  return out;
+}
+
+const roots = [
+  ...readdirSync(join(root, 'packages')).map((p) => join(root, 'packages', p, 'dist', 'test')),
+  join(root, 'e2e', 'dist'),
+];
+const files = roots
+  .flatMap((dir) => collect(dir, []))
+  .filter((f) => filters.length === 0 || filters.some((w) => relative(root, f).includes(w)))
+  .sort();
+
+if (files.length === 0) {
+  console.error('No test files found. Run `npm run build` first, or check the filter words.');
+  process.exit(1);
+}
+console.log(`Running ${files.length} test files${process.env.CI ? ' (CI: a skipped suite fails the run)' : ''}`);
+const result = spawnSync(
+  process.execPath,
+  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { stdio: 'inherit', cwd: root, env: process.env },
+);
+process.exit(result.status ?? 1);
