@@ -1,1 +1,102 @@
-export {};
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { ConsoleConfig } from './config.js';
+import type { Database } from './db/schema.js';
+import { AppError } from './errors.js';
+import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
+import { registerRequestGuards } from './plugins/request-guards.js';
+import accountRoutes from './routes/account/index.js';
+import authRoutes from './routes/auth/index.js';
+import catalogRoutes from './routes/catalog/index.js';
+import serverRoutes from './routes/servers/index.js';
+import tokenRoutes from './routes/tokens/index.js';
+import v1Routes from './routes/v1/index.js';
+import { type AccessTokensService, createAccessTokensService } from './services/access-tokens.service.js';
+import { type AccountsService, createAccountsService } from './services/accounts.service.js';
+import { type CatalogService, createCatalogService } from './services/catalog.service.js';
+import { createFleetService, type FleetService } from './services/fleet.service.js';
+
+export interface Services {
+  accounts: AccountsService;
+  tokens: AccessTokensService;
+  catalog: CatalogService;
+  fleet: FleetService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: ConsoleConfig;
+    db: Database;
+    clock: () => number;
+    services: Services;
+    limits: RateLimits;
+  }
+}
+
+export interface AppDeps {
+  config: ConsoleConfig;
+  db: Database;
+  clock?: () => number;
+  redis?: Redis | null;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export function createServices(db: Database, config: ConsoleConfig, clock: () => number): Services {
+  return {
+    accounts: createAccountsService({ db, clock, config }),
+    tokens: createAccessTokensService({ db, clock }),
+    catalog: createCatalogService({ db, clock }),
+    fleet: createFleetService({ db, clock }),
+  };
+}
+
+/** Builds the console's HTTP app; the caller owns the database and starts listening. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, db } = deps;
+  const clock = deps.clock ?? Date.now;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  });
+
+  app.decorate('config', config);
+  app.decorate('db', db);
+  app.decorate('clock', clock);
+  app.decorate('services', createServices(db, config, clock));
+  app.decorate('limits', createRateLimits(deps.redis ?? null));
+  app.decorateRequest('account', null);
+  app.decorateRequest('sessionId', null);
+
+  registerRequestGuards(app, config.publicUrl);
+
+  app.setErrorHandler((err, request, reply) => {
+    if (err instanceof AppError) {
+      for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+      return reply.status(err.status).send({ error: err.message, ...err.extra });
+    }
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) {
+      const code = (err as { code?: string }).code;
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        return reply.status(415).send({ error: 'content-type: send the body as application/json' });
+      }
+      const message = status === 413 ? `body: larger than the ${BODY_LIMIT} byte limit` : (err as Error).message;
+      return reply.status(status).send({ error: message });
+    }
+    request.log.error({ err }, 'request failed');
+    return reply.status(500).send({ error: 'internal error; the console log has the details' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'not found' }));
+
+  await app.register(authRoutes);
+  await app.register(accountRoutes);
+  await app.register(tokenRoutes);
+  await app.register(catalogRoutes);
+  await app.register(serverRoutes);
+  await app.register(v1Routes);
+  return app;
+}

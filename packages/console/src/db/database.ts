@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { ConsoleConfig } from '../config.js';
+import { type Dialect, migrationProvider } from './migrations.js';
+import type { Database, DB } from './schema.js';
+
+// PostgreSQL's bigint (epoch ms, counts) arrives as a string by default; every value we store fits a double.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export interface DatabaseHandle {
+  db: Database;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
+
+/** Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest version. */
+export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHandle> {
+  let db: Database;
+  let dialect: Dialect;
+  if (config.databaseUrl) {
+    dialect = 'postgres';
+    const schema = config.databaseSchema;
+    if (schema) {
+      const admin = new pg.Client({ connectionString: config.databaseUrl });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      } finally {
+        await admin.end();
+      }
+    }
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    dialect = 'sqlite';
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    const file = new SQLite(join(config.dataDir, 'console.db'));
+    // WAL with synchronous=NORMAL keeps every committed write through a process crash (SIGKILL).
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = NORMAL');
+    file.pragma('foreign_keys = ON');
+    file.pragma('busy_timeout = 5000');
+    db = new Kysely<DB>({ dialect: new SqliteDialect({ database: file }) });
+  }
+  try {
+    const { error } = await new Migrator({ db, provider: migrationProvider(dialect) }).migrateToLatest();
+    if (error) throw error;
+  } catch (err) {
+    await db.destroy();
+    throw new Error(`database migration failed: ${(err as Error).message}`);
+  }
+  return { db, dialect, close: () => db.destroy() };
+}

@@ -1,0 +1,17 @@
+/** The one error type routes and services throw; the central handler turns it into `{"error": message}`. */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, string> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new AppError(400, message);
+export const notFound = (what: string) => new AppError(404, `${what} not found`);
+export const unauthorized = (message = 'authentication required') => new AppError(401, message);
+export const forbidden = (message: string) => new AppError(403, message);
+export const conflict = (message: string) => new AppError(409, message);

@@ -1,0 +1,74 @@
+import { TOO_MANY_ATTEMPTS } from '@palisade/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AccountRow } from '../db/schema.js';
+import { AppError, unauthorized } from '../errors.js';
+
+export const SESSION_COOKIE = 'pl_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    account: AccountRow | null;
+    sessionId: string | null;
+  }
+}
+
+export function readCookie(request: FastifyRequest, name: string): string | null {
+  const header = request.headers.cookie;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
+
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : '';
+}
+
+export function tooManyAttempts(resetS: number): AppError {
+  return new AppError(429, TOO_MANY_ATTEMPTS, {}, { 'retry-after': String(resetS) });
+}
+
+/** Session cookie → request.account, or 401. */
+export async function requireSession(request: FastifyRequest) {
+  const sessionId = readCookie(request, SESSION_COOKIE);
+  const account = sessionId ? await request.server.services.accounts.sessionAccount(sessionId) : undefined;
+  if (!sessionId || !account) throw unauthorized('sign in first');
+  request.account = account;
+  request.sessionId = sessionId;
+}
+
+/** A personal access token (120 requests a minute each) → request.account, or 401/429. */
+export async function requireToken(request: FastifyRequest, reply: FastifyReply) {
+  const raw = bearer(request);
+  if (raw === null) throw unauthorized('missing token: send Authorization: Bearer svc_…');
+  const found = raw ? await request.server.services.tokens.authenticate(raw) : undefined;
+  if (!found) throw unauthorized('invalid or revoked token');
+  const verdict = await request.server.limits.consume('token', String(found.token_id));
+  reply.header('x-ratelimit-limit', verdict.limit);
+  reply.header('x-ratelimit-remaining', verdict.remaining);
+  reply.header('x-ratelimit-reset', Math.ceil(request.server.clock() / 1000) + verdict.resetS);
+  if (!verdict.allowed)
+    throw new AppError(
+      429,
+      'rate limit exceeded: 120 requests per minute per token',
+      {},
+      { 'retry-after': String(verdict.resetS) },
+    );
+  const { token_id: _id, last_used_at: _used, ...account } = found;
+  request.account = account;
+}
+
+/** Dashboard routes that also take the v1 token form as a Bearer header. */
+export async function requireSessionOrToken(request: FastifyRequest, reply: FastifyReply) {
+  if (request.headers.authorization !== undefined) return requireToken(request, reply);
+  return requireSession(request);
+}
+
+export function requireAdmin(request: FastifyRequest) {
+  if (request.account?.role !== 'admin') throw new AppError(403, 'this needs an admin account');
+}

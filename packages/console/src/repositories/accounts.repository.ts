@@ -1,0 +1,30 @@
+import type { Database, NewAccount } from '../db/schema.js';
+
+export async function insertAccount(db: Database, account: NewAccount) {
+  return db.insertInto('accounts').values(account).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findAccountByEmail(db: Database, email: string) {
+  return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function findAccountById(db: Database, id: number) {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countAdmins(db: Database) {
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('role', '=', 'admin')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function setAccountDisabled(db: Database, id: number, disabledAt: number | null) {
+  await db.updateTable('accounts').set({ disabled_at: disabledAt }).where('id', '=', id).execute();
+}
+
+export async function setAccountPermissions(db: Database, id: number, permissions: string) {
+  await db.updateTable('accounts').set({ permissions }).where('id', '=', id).execute();
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { requireSession } from '../../plugins/auth.js';
+import { parseInput } from '../../validation.js';
+
+const addProductBody = z.object({
+  catalog_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
+});
+
+export default async function catalogRoutes(app: FastifyInstance) {
+  app.get('/api/catalog', async () => ({ data: { items: await app.services.catalog.catalog() } }));
+
+  app.get('/api/products', { preHandler: requireSession }, async (request) => ({
+    data: { products: await app.services.catalog.products(request.account!.id) },
+  }));
+
+  app.post('/api/products', { preHandler: requireSession }, async (request, reply) => {
+    const { catalog_id } = parseInput(addProductBody, request.body, 'body');
+    const product = await app.services.catalog.addProduct(request.account!.id, catalog_id);
+    return reply.status(201).send({ data: { product } });
+  });
+
+  app.get('/api/billing/summary', { preHandler: requireSession }, async (request) => ({
+    data: await app.services.catalog.billingSummary(request.account!.id),
+  }));
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { notFound } from '../../errors.js';
+import { requireSession } from '../../plugins/auth.js';
+import { parseId, parseInput } from '../../validation.js';
+
+const createBody = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+});
+
+export default async function tokenRoutes(app: FastifyInstance) {
+  app.get('/api/tokens', { preHandler: requireSession }, async (request) => ({
+    data: { tokens: await app.services.tokens.list(request.account!.id) },
+  }));
+
+  app.post('/api/tokens', { preHandler: requireSession }, async (request, reply) => {
+    const { name } = parseInput(createBody, request.body, 'body');
+    const token = await app.services.tokens.create(request.account!.id, name);
+    return reply.status(201).send({ data: token });
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/tokens/:id', { preHandler: requireSession }, async (request) => {
+    const id = parseId(request.params.id);
+    if (id === null) throw notFound('token');
+    await app.services.tokens.revoke(request.account!.id, id);
+    return { data: { revoked: true } };
+  });
+}

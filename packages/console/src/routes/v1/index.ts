@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { notFound } from '../../errors.js';
+import { requireToken } from '../../plugins/auth.js';
+import { parseId } from '../../validation.js';
+
+/** The public read-only API: Bearer svc_ tokens only, the session cookie is ignored. */
+export default async function v1Routes(app: FastifyInstance) {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith('/api/v1/')) await requireToken(request, reply);
+  });
+
+  app.get('/api/v1/me', async (request) => {
+    const { id, name, email, role } = request.account!;
+    return { data: { id, name, email, role } };
+  });
+
+  app.get('/api/v1/servers', async (request) => ({
+    data: { servers: await app.services.fleet.list(request.account!.id) },
+  }));
+
+  app.get<{ Params: { id: string } }>('/api/v1/servers/:id', async (request) => {
+    const id = parseId(request.params.id);
+    if (id === null) throw notFound('server');
+    return { data: await app.services.fleet.detail(request.account!.id, id) };
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/servers/:id/benchmarks', async (request) => {
+    const id = parseId(request.params.id);
+    if (id === null) throw notFound('server');
+    return { data: { benchmarks: await app.services.fleet.doneBenchmarks(request.account!.id, id) } };
+  });
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { buildApp } from './app.js';
+import type { ConsoleConfig } from './config.js';
+import { type DatabaseHandle, openDatabase } from './db/database.js';
+
+export interface RunningConsole {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database, seeds it, and serves the console until close() is called. */
+export async function startConsole(config: ConsoleConfig, print: (line: string) => void): Promise<RunningConsole> {
+  const database: DatabaseHandle = await openDatabase(config);
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true })
+    : null;
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      config,
+      db: database.db,
+      redis,
+      logger: {
+        level: config.logLevel,
+        redact: {
+          paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-svc-key"]'],
+          censor: '[hidden]',
+        },
+      },
+    });
+    await app.services.catalog.seed();
+    if (config.bootstrapAdmin) {
+      const admin = await app.services.accounts.ensureBootstrapAdmin();
+      if (admin) {
+        print(
+          `First start: an admin account was created. Sign in as ${admin.email} with password ${admin.password} ` +
+            '(shown once; create your own admin with `palisade-console admin create-admin`).',
+        );
+      }
+    }
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    redis?.disconnect();
+    await database.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  print(`Palisade console listening on ${url}`);
+  return {
+    app,
+    url,
+    async close() {
+      await app.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}

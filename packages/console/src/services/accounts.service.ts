@@ -1,0 +1,153 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ConsoleConfig, Permission } from '../config.js';
+import type { AccountRow, Database } from '../db/schema.js';
+import { AppError, conflict, notFound } from '../errors.js';
+import {
+  countAdmins,
+  findAccountByEmail,
+  insertAccount,
+  setAccountDisabled,
+  setAccountPermissions,
+} from '../repositories/accounts.repository.js';
+import {
+  deleteAccountSessions,
+  deleteSession,
+  findLiveSession,
+  insertSession,
+} from '../repositories/sessions.repository.js';
+import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+export const INVALID_LOGIN = 'invalid email or password';
+
+export interface AccountView {
+  id: number;
+  name: string;
+  email: string;
+  role: string;
+  permissions: Permission[];
+  created_at: number;
+}
+
+export function accountView(row: AccountRow): AccountView {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    role: row.role,
+    permissions: parsePermissions(row.permissions),
+    created_at: row.created_at,
+  };
+}
+
+export function parsePermissions(json: string): Permission[] {
+  try {
+    const value = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((p): p is Permission => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+const sessionHash = (id: string) => createHash('sha256').update(id).digest('hex');
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
+}
+
+export interface AccountsDeps {
+  db: Database;
+  clock: () => number;
+  config: Pick<ConsoleConfig, 'defaultPermissions'>;
+}
+
+export function createAccountsService({ db, clock, config }: AccountsDeps) {
+  async function create(input: { email: string; password: string; name: string; role?: 'user' | 'admin' }) {
+    const password_hash = await hashPassword(input.password);
+    try {
+      return await insertAccount(db, {
+        email: input.email.toLowerCase(),
+        name: input.name,
+        password_hash,
+        role: input.role ?? 'user',
+        permissions: JSON.stringify(config.defaultPermissions),
+        disabled_at: null,
+        created_at: clock(),
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('an account with this email already exists');
+      throw err;
+    }
+  }
+
+  async function startSession(accountId: number) {
+    const id = randomBytes(32).toString('base64url');
+    const now = clock();
+    await insertSession(db, {
+      id_hash: sessionHash(id),
+      account_id: accountId,
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+    });
+    return { id, maxAgeS: SESSION_TTL_MS / 1000 };
+  }
+
+  async function requireAccount(email: string) {
+    const account = await findAccountByEmail(db, email.toLowerCase());
+    if (!account) throw notFound(`account ${email}`);
+    return account;
+  }
+
+  return {
+    create,
+    startSession,
+
+    /** Same answer and about the same work for an unknown email, a wrong password and a disabled account. */
+    async login(email: string, password: string) {
+      const account = await findAccountByEmail(db, email.toLowerCase());
+      const ok = await verifyPassword(password, account?.password_hash ?? (await decoyHash()));
+      if (!account || !ok || account.disabled_at !== null) throw new AppError(401, INVALID_LOGIN);
+      return account;
+    },
+
+    async sessionAccount(sessionId: string) {
+      return findLiveSession(db, sessionHash(sessionId), clock());
+    },
+
+    async endSession(sessionId: string) {
+      await deleteSession(db, sessionHash(sessionId));
+    },
+
+    async ensureBootstrapAdmin(): Promise<{ email: string; password: string } | null> {
+      if ((await countAdmins(db)) > 0) return null;
+      const email = 'admin@palisade.local';
+      const password = randomBytes(18).toString('base64url');
+      try {
+        await create({ email, password, name: 'Administrator', role: 'admin' });
+      } catch (err) {
+        if (err instanceof AppError && err.status === 409) return null; // another console process won the race
+        throw err;
+      }
+      return { email, password };
+    },
+
+    async setDisabled(email: string, disabled: boolean) {
+      const account = await requireAccount(email);
+      await setAccountDisabled(db, account.id, disabled ? clock() : null);
+      if (disabled) await deleteAccountSessions(db, account.id);
+      return account;
+    },
+
+    async setPermission(email: string, permission: Permission, granted: boolean) {
+      const account = await requireAccount(email);
+      const current = new Set(parsePermissions(account.permissions));
+      if (granted) current.add(permission);
+      else current.delete(permission);
+      await setAccountPermissions(db, account.id, JSON.stringify([...current].sort()));
+      return [...current].sort();
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -1,0 +1,93 @@
+import type { BenchmarkRun, ServerDetail, ServerSummary } from '@palisade/protocol';
+import type { Database, ServerRow } from '../db/schema.js';
+import { notFound } from '../errors.js';
+import { listDoneRuns } from '../repositories/benchmarks.repository.js';
+import { findServer, listServers } from '../repositories/servers.repository.js';
+import { type ScoreBase, serverScore } from './score.js';
+
+/** A server counts as online for two minutes after its last check-in. */
+export const ONLINE_WINDOW_MS = 120_000;
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function hostOf(apiUrl: string): string {
+  try {
+    return new URL(apiUrl).hostname;
+  } catch {
+    return '';
+  }
+}
+
+export function serverSummary(row: ServerRow, now: number): ServerSummary {
+  const score = serverScore(row.last_seen, parseJson<ScoreBase | null>(row.score_base, null), now);
+  return {
+    id: row.id,
+    label: row.name,
+    hostname: row.hostname ?? hostOf(row.api_url),
+    online: row.last_seen !== null && now - row.last_seen < ONLINE_WINDOW_MS,
+    score: score.score,
+    last_seen: row.last_seen ?? 0,
+    public_ip: row.public_ip,
+  };
+}
+
+export function serverDetail(row: ServerRow, now: number): ServerDetail {
+  const score = serverScore(row.last_seen, parseJson<ScoreBase | null>(row.score_base, null), now);
+  return {
+    ...serverSummary(row, now),
+    created_at: row.created_at,
+    facts: parseJson<Record<string, unknown>>(row.facts, {}),
+    score_components: score.components,
+    score_notes: score.notes,
+    latest_sample: parseJson<ServerDetail['latest_sample']>(row.latest_sample, null),
+  };
+}
+
+export function createFleetService({ db, clock }: { db: Database; clock: () => number }) {
+  async function requireServer(accountId: number, id: number) {
+    const row = await findServer(db, accountId, id);
+    if (!row) throw notFound('server');
+    return row;
+  }
+
+  return {
+    requireServer,
+
+    async list(accountId: number): Promise<ServerSummary[]> {
+      const now = clock();
+      return (await listServers(db, accountId)).map((row) => serverSummary(row, now));
+    },
+
+    async detail(accountId: number, id: number): Promise<ServerDetail> {
+      return serverDetail(await requireServer(accountId, id), clock());
+    },
+
+    /** Finished runs only, newest first; never the log or the run token. */
+    async doneBenchmarks(accountId: number, serverId: number): Promise<BenchmarkRun[]> {
+      await requireServer(accountId, serverId);
+      return (await listDoneRuns(db, serverId)).map((run) => ({
+        id: run.id,
+        label: run.label,
+        status: 'done' as const,
+        scores: {
+          cpu: run.score_cpu,
+          disk: run.score_disk,
+          network: run.score_network,
+          stability: run.score_stability,
+          total: run.score_total,
+        },
+        verified: run.verified === 1,
+        finished_at: run.finished_at ?? 0,
+      }));
+    },
+  };
+}
+
+export type FleetService = ReturnType<typeof createFleetService>;

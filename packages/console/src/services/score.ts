@@ -1,0 +1,121 @@
+import type { ScoreComponents } from '@palisade/protocol';
+
+/** Component weights; they add up to 1000. The model is explained with worked examples in docs/score.md. */
+export const WEIGHTS = { cpu: 200, memory: 200, disk: 150, network: 150, stability: 150, freshness: 150 } as const;
+
+/** Samples older than this before the newest one do not count towards the score. */
+export const SCORE_WINDOW_MS = 10 * 60 * 1000;
+/** Past this age of the last check-in, old samples say nothing about the server any more. */
+export const STALE_AFTER_MS = 60 * 60 * 1000;
+
+export interface ScoreSample {
+  ts: number;
+  cpu_pct: number;
+  mem_used_mb: number;
+  mem_total_mb: number;
+  disk_used_pct: number;
+  load1: number;
+  disk_mount?: string | undefined;
+  rx_pps?: number | undefined;
+  tx_pps?: number | undefined;
+  net_errors_ps?: number | undefined;
+}
+
+export type SampleComponents = Omit<ScoreComponents, 'freshness'>;
+
+export interface ScoreBase {
+  components: SampleComponents;
+  notes: string[];
+}
+
+export interface ServerScore {
+  score: number;
+  components: ScoreComponents;
+  notes: string[];
+}
+
+/** 1 up to `full`, 0 from `zero` on, a straight line between. */
+function linear(value: number, full: number, zero: number): number {
+  if (!Number.isFinite(value) || value <= full) return 1;
+  if (value >= zero) return 0;
+  return (zero - value) / (zero - full);
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
+const pct = (n: number) => `${Math.round(n)}%`;
+const oneDecimal = (n: number) => (Math.round(n * 10) / 10).toString();
+
+/** The five sample-based components, from the samples of the last ten minutes before the newest one. */
+export function scoreFromSamples(all: readonly ScoreSample[], cores: number): ScoreBase {
+  if (all.length === 0) {
+    return { components: { cpu: 0, memory: 0, disk: 0, network: 0, stability: 0 }, notes: ['No samples yet'] };
+  }
+  const newest = all.reduce((a, b) => (b.ts > a.ts ? b : a));
+  const samples = all.filter((s) => s.ts > newest.ts - SCORE_WINDOW_MS);
+  const minutes = Math.max(1, Math.round((newest.ts - Math.min(...samples.map((s) => s.ts))) / 60_000));
+  const notes: string[] = [];
+
+  const cpuAvg = mean(samples.map((s) => s.cpu_pct));
+  const cpu = Math.round(WEIGHTS.cpu * linear(cpuAvg, 70, 100));
+  if (cpu < WEIGHTS.cpu) notes.push(`CPU averaged ${pct(cpuAvg)} over the last ${minutes} min`);
+
+  const memAvg = mean(samples.map((s) => (s.mem_total_mb > 0 ? (100 * s.mem_used_mb) / s.mem_total_mb : 0)));
+  const memory = Math.round(WEIGHTS.memory * linear(memAvg, 80, 100));
+  if (memory < WEIGHTS.memory) notes.push(`Memory averaged ${pct(memAvg)} used`);
+
+  const disk = Math.round(WEIGHTS.disk * linear(newest.disk_used_pct, 80, 98));
+  if (disk < WEIGHTS.disk) {
+    notes.push(`Disk ${newest.disk_mount ? `${newest.disk_mount} ` : ''}at ${pct(newest.disk_used_pct)} used`);
+  }
+
+  const errorRates = samples
+    .filter((s) => s.net_errors_ps !== undefined)
+    .map((s) => (100 * (s.net_errors_ps ?? 0)) / Math.max((s.rx_pps ?? 0) + (s.tx_pps ?? 0), 1));
+  const errorPct = errorRates.length > 0 ? mean(errorRates) : 0;
+  const network = Math.round(WEIGHTS.network * linear(errorPct, 0.1, 5));
+  if (network < WEIGHTS.network) notes.push(`Network lost or errored ${oneDecimal(errorPct)}% of packets`);
+
+  const loadPerCore = mean(samples.map((s) => s.load1)) / Math.max(cores, 1);
+  const stability = Math.round(WEIGHTS.stability * linear(loadPerCore, 1, 3));
+  if (stability < WEIGHTS.stability) notes.push(`Load averaged ${oneDecimal(loadPerCore)} per core`);
+
+  return { components: { cpu, memory, disk, network, stability }, notes };
+}
+
+function ago(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172_800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86_400)} days`;
+}
+
+/** Full points up to a minute after the last check-in, none after ten minutes. */
+export function freshness(lastSeen: number, now: number): { points: number; note: string | null } {
+  const age = Math.max(0, now - lastSeen);
+  const points = Math.round(WEIGHTS.freshness * linear(age, 60_000, 600_000));
+  return { points, note: points < WEIGHTS.freshness ? `Last check-in ${ago(age)} ago` : null };
+}
+
+/** The whole score at read time: the stored sample-based part plus freshness from the check-in age now. */
+export function serverScore(lastSeen: number | null, base: ScoreBase | null, now: number): ServerScore {
+  if (lastSeen === null) {
+    return {
+      score: 0,
+      components: { cpu: 0, memory: 0, disk: 0, network: 0, stability: 0, freshness: 0 },
+      notes: ['The agent has never checked in'],
+    };
+  }
+  const fresh = freshness(lastSeen, now);
+  const stale = now - lastSeen > STALE_AFTER_MS;
+  const sampled: ScoreBase =
+    base && !stale
+      ? base
+      : {
+          components: { cpu: 0, memory: 0, disk: 0, network: 0, stability: 0 },
+          notes: [stale ? 'No samples in the last hour' : 'No samples yet'],
+        };
+  const components: ScoreComponents = { ...sampled.components, freshness: fresh.points };
+  const score = Object.values(components).reduce((a, b) => a + b, 0);
+  return { score, components, notes: fresh.note ? [...sampled.notes, fresh.note] : [...sampled.notes] };
+}
