@@ -93,7 +93,9 @@ const fields = {
 export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): ConsoleConfig {
   const read = <K extends keyof typeof fields>(name: K): z.output<(typeof fields)[K]> => {
     const raw = env[name];
-    const result = fields[name].safeParse(raw === '' && name !== 'PALISADE_TRUST_PROXY' ? undefined : raw);
+    // An empty value means "unset", except for lists, where it means an empty list.
+    const emptyIsList = name === 'PALISADE_TRUST_PROXY' || name === 'PALISADE_DEFAULT_PERMISSIONS';
+    const result = fields[name].safeParse(raw === '' && !emptyIsList ? undefined : raw);
     if (!result.success) throw new ConfigError(name, result.error.issues[0]?.message ?? 'invalid value');
     return result.data as z.output<(typeof fields)[K]>;
   };

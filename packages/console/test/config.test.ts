@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('defaults give a local console on 127.0.0.1:8080 with SQLite under ./data', () => {
+  const config = loadConfig({}, '/srv/palisade');
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.dataDir, '/srv/palisade/data');
+  assert.equal(config.databaseUrl, null);
+  assert.deepEqual(config.defaultPermissions, ['control.read', 'control.edit']);
+  assert.ok(Object.isFrozen(config));
+});
+
+test('each bad variable is named in the error', () => {
+  const cases: [Record<string, string>, string][] = [
+    [{ PALISADE_PORT: 'eighty' }, 'PALISADE_PORT'],
+    [{ PALISADE_PORT: '70000' }, 'PALISADE_PORT'],
+    [{ PALISADE_DATABASE_URL: 'mysql://x' }, 'PALISADE_DATABASE_URL'],
+    [{ PALISADE_REDIS_URL: 'localhost:6379' }, 'PALISADE_REDIS_URL'],
+    [{ PALISADE_SECRET_KEY: 'short' }, 'PALISADE_SECRET_KEY'],
+    [{ PALISADE_TRUST_PROXY: 'not an ip' }, 'PALISADE_TRUST_PROXY'],
+    [{ PALISADE_ALLOW_PRIVATE_TARGETS: 'maybe' }, 'PALISADE_ALLOW_PRIVATE_TARGETS'],
+    [{ PALISADE_DEFAULT_PERMISSIONS: 'control.read,root' }, 'PALISADE_DEFAULT_PERMISSIONS'],
+    [{ PALISADE_LOG_LEVEL: 'loud' }, 'PALISADE_LOG_LEVEL'],
+    [{ PALISADE_PUBLIC_URL: 'console.example.com' }, 'PALISADE_PUBLIC_URL'],
+    [{ PALISADE_DATABASE_SCHEMA: 'Robert"); DROP' }, 'PALISADE_DATABASE_SCHEMA'],
+  ];
+  for (const [env, name] of cases) {
+    assert.throws(
+      () => loadConfig(env),
+      (err: unknown) => err instanceof ConfigError && err.variable === name && err.message.startsWith(`${name}: `),
+      name,
+    );
+  }
+});
+
+test('lists and flags are parsed', () => {
+  const config = loadConfig({
+    PALISADE_TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+    PALISADE_ALLOW_PRIVATE_TARGETS: 'on',
+    PALISADE_DEFAULT_PERMISSIONS: 'control.read',
+    PALISADE_SECRET_KEY: 'ab'.repeat(32),
+    PALISADE_PUBLIC_URL: 'https://console.example.com/',
+  });
+  assert.deepEqual(config.trustProxy, ['10.0.0.1', '192.168.0.0/16']);
+  assert.equal(config.allowPrivateTargets, true);
+  assert.deepEqual(config.defaultPermissions, ['control.read']);
+  assert.equal(config.secretKey?.length, 32);
+  assert.equal(config.publicUrl, 'https://console.example.com');
+  assert.deepEqual(loadConfig({ PALISADE_DEFAULT_PERMISSIONS: '' }).defaultPermissions, []);
+});

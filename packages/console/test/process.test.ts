@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { runConsoleCli, startConsoleProcess } from './console-process.js';
+import { type DialectName, dialects, dropSchema } from './support.js';
+
+function databaseEnv(dialect: DialectName): { env: Record<string, string>; cleanup: () => Promise<void> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'palisade-proc-'));
+  const env: Record<string, string> = { PALISADE_DATA_DIR: dataDir };
+  const url = process.env.PALISADE_TEST_DATABASE_URL;
+  const schema = `p_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  if (dialect === 'postgres' && url)
+    Object.assign(env, { PALISADE_DATABASE_URL: url, PALISADE_DATABASE_SCHEMA: schema });
+  return {
+    env,
+    async cleanup() {
+      if (dialect === 'postgres' && url) await dropSchema(url, schema);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface AccountAnswer {
+  data: { account: { role: string }; permissions: string[] };
+}
+const answer = async (res: Response) => (await res.json()) as AccountAnswer;
+
+async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+for (const dialect of dialects()) {
+  describe(`the console process (${dialect})`, () => {
+    const { env, cleanup } = databaseEnv(dialect);
+    after(cleanup);
+
+    test('first start prints a one-time admin login; acknowledged writes survive SIGKILL', async () => {
+      const first = await startConsoleProcess(env);
+      const bootstrap = /Sign in as (\S+) with password (\S+)/.exec(first.output());
+      assert.ok(bootstrap, first.output());
+      const admin = await post(`${first.url}/api/auth/login`, { email: bootstrap[1], password: bootstrap[2] });
+      assert.equal(admin.status, 200);
+      assert.equal((await answer(admin)).data.account.role, 'admin');
+
+      const registered = await post(`${first.url}/api/auth/register`, {
+        email: 'durable@example.com',
+        password: 'survives-a-crash',
+        name: 'D',
+      });
+      assert.equal(registered.status, 201);
+      await first.kill('SIGKILL');
+
+      const second = await startConsoleProcess(env);
+      try {
+        assert.doesNotMatch(second.output(), /Sign in as/, 'the bootstrap line is printed once');
+        const login = await post(`${second.url}/api/auth/login`, {
+          email: 'durable@example.com',
+          password: 'survives-a-crash',
+        });
+        assert.equal(login.status, 200);
+      } finally {
+        await second.kill();
+      }
+    });
+
+    test('admin commands create admins, disable, enable, grant and revoke', async () => {
+      const created = await runConsoleCli(env, [
+        'admin',
+        'create-admin',
+        '--email',
+        'ops@example.com',
+        '--name',
+        'Ops',
+      ]);
+      assert.equal(created.code, 0, created.out);
+      const password = /Password \(shown once\): (\S+)/.exec(created.out)?.[1];
+      assert.ok(password);
+      const fromStdin = await runConsoleCli(
+        env,
+        ['admin', 'create-admin', '--email', 'ops2@example.com', '--password-stdin'],
+        'typed-by-hand\n',
+      );
+      assert.equal(fromStdin.code, 0, fromStdin.out);
+      assert.doesNotMatch(fromStdin.out, /typed-by-hand/);
+
+      const running = await startConsoleProcess(env);
+      try {
+        const login = async (email: string, pw: string) =>
+          post(`${running.url}/api/auth/login`, { email, password: pw });
+        const ok = await login('ops@example.com', password);
+        assert.equal(ok.status, 200);
+        assert.equal((await answer(ok)).data.account.role, 'admin');
+        assert.equal((await login('ops2@example.com', 'typed-by-hand')).status, 200);
+        const cookie = (await login('ops@example.com', password)).headers.get('set-cookie')!.split(';')[0]!;
+
+        const revoked = await runConsoleCli(env, ['admin', 'revoke', 'ops@example.com', 'control.edit']);
+        assert.equal(revoked.code, 0, revoked.out);
+        const me = await answer(await fetch(`${running.url}/api/account/me`, { headers: { cookie } }));
+        assert.deepEqual(me.data.permissions, ['control.read']);
+        assert.equal((await runConsoleCli(env, ['admin', 'grant', 'ops@example.com', 'control.edit'])).code, 0);
+        const again = await answer(await fetch(`${running.url}/api/account/me`, { headers: { cookie } }));
+        assert.deepEqual(again.data.permissions, ['control.edit', 'control.read']);
+
+        assert.equal((await runConsoleCli(env, ['admin', 'disable', 'ops@example.com'])).code, 0);
+        assert.equal(
+          (await fetch(`${running.url}/api/account/me`, { headers: { cookie } })).status,
+          401,
+          'sessions end at once',
+        );
+        assert.equal((await login('ops@example.com', password)).status, 401);
+        assert.equal((await runConsoleCli(env, ['admin', 'enable', 'ops@example.com'])).code, 0);
+        assert.equal((await login('ops@example.com', password)).status, 200);
+      } finally {
+        await running.kill();
+      }
+
+      const unknown = await runConsoleCli(env, ['admin', 'disable', 'nobody@example.com']);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.out, /account nobody@example.com not found/);
+      const badPermission = await runConsoleCli(env, ['admin', 'grant', 'ops@example.com', 'root']);
+      assert.notEqual(badPermission.code, 0);
+      assert.match(badPermission.out, /expected one of control.read, control.edit/);
+      const duplicate = await runConsoleCli(env, ['admin', 'create-admin', '--email', 'ops@example.com']);
+      assert.equal(duplicate.code, 1);
+      assert.match(duplicate.out, /already exists/);
+    });
+  });
+}
+
+describe('start-up errors', () => {
+  test('a bad setting stops the process with a message naming the variable', async () => {
+    const res = await runConsoleCli({ PALISADE_PORT: 'eighty' }, []);
+    assert.equal(res.code, 1);
+    assert.match(res.out, /PALISADE_PORT/);
+    assert.doesNotMatch(res.out, /at .*\.js:\d+/, 'no stack trace');
+  });
+
+  test('a port in use says so and what to do', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const dataDir = mkdtempSync(join(tmpdir(), 'palisade-port-'));
+    try {
+      const res = await runConsoleCli({ PALISADE_PORT: String(port), PALISADE_DATA_DIR: dataDir }, []);
+      assert.equal(res.code, 1);
+      assert.match(res.out, /EADDRINUSE/);
+      assert.match(res.out, /set PALISADE_PORT to a free one/);
+    } finally {
+      blocker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
