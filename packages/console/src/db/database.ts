@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { ConsoleConfig } from '../config.js';
-import { type Dialect, migrationProvider } from './migrations.js';
+import { type Dialect, migrationProvider } from './migrations/index.js';
 import type { Database, DB } from './schema.js';
 
 // PostgreSQL's bigint (epoch ms, counts) arrives as a string by default; every value we store fits a double.

@@ -1,21 +1,7 @@
-import type { CreateTableBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import type { Migration } from 'kysely';
+import { type AnyDb, type Dialect, withId } from './helpers.js';
 
-export type Dialect = 'sqlite' | 'postgres';
-
-/**
- * Versioned migrations, written once for both dialects. Only the id column differs:
- * SQLite's INTEGER PRIMARY KEY AUTOINCREMENT versus PostgreSQL's identity column.
- */
-function withId<T extends string>(dialect: Dialect, table: CreateTableBuilder<T, never>) {
-  return dialect === 'sqlite'
-    ? table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-    : table.addColumn('id', 'bigint', (c) => c.primaryKey().generatedAlwaysAsIdentity());
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: migrations run against the schema of their own time
-type AnyDb = Kysely<any>;
-
-function initial(dialect: Dialect): Migration {
+export function initial(dialect: Dialect): Migration {
   return {
     async up(db: AnyDb) {
       await withId(dialect, db.schema.createTable('accounts'))
@@ -128,14 +114,6 @@ function initial(dialect: Dialect): Migration {
         .on('benchmark_runs')
         .columns(['server_id', 'status'])
         .execute();
-    },
-  };
-}
-
-export function migrationProvider(dialect: Dialect): MigrationProvider {
-  return {
-    async getMigrations() {
-      return { '0001_initial': initial(dialect) };
     },
   };
 }

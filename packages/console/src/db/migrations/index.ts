@@ -1,0 +1,20 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { initial } from './0001-initial.js';
+import type { Dialect } from './helpers.js';
+
+export type { Dialect } from './helpers.js';
+
+/** Every migration, in order. Names sort in the order they must run; never edit a landed one, add the next. */
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001_initial': initial(dialect),
+  };
+}
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return {
+    async getMigrations() {
+      return migrations(dialect);
+    },
+  };
+}
