@@ -3,24 +3,32 @@ import type { Redis } from 'ioredis';
 import type { ConsoleConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
+import { createGuardedClient, type GuardedClient } from './outbound/guarded-client.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
 import { registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
+import agentRoutes from './routes/agent/index.js';
 import authRoutes from './routes/auth/index.js';
 import catalogRoutes from './routes/catalog/index.js';
 import serverRoutes from './routes/servers/index.js';
 import tokenRoutes from './routes/tokens/index.js';
 import v1Routes from './routes/v1/index.js';
+import { createSecretBox, loadSecretKey, type SecretBox } from './secrets.js';
 import { type AccessTokensService, createAccessTokensService } from './services/access-tokens.service.js';
 import { type AccountsService, createAccountsService } from './services/accounts.service.js';
+import { createAgentClient } from './services/agent-client.js';
 import { type CatalogService, createCatalogService } from './services/catalog.service.js';
+import { type CheckinsService, createCheckinsService } from './services/checkins.service.js';
 import { createFleetService, type FleetService } from './services/fleet.service.js';
+import { createServersService, type ServersService } from './services/servers.service.js';
 
 export interface Services {
   accounts: AccountsService;
   tokens: AccessTokensService;
   catalog: CatalogService;
   fleet: FleetService;
+  servers: ServersService;
+  checkins: CheckinsService;
 }
 
 declare module 'fastify' {
@@ -30,6 +38,8 @@ declare module 'fastify' {
     clock: () => number;
     services: Services;
     limits: RateLimits;
+    outbound: GuardedClient;
+    secrets: SecretBox;
   }
 }
 
@@ -43,12 +53,33 @@ export interface AppDeps {
 
 export const BODY_LIMIT = 1024 * 1024;
 
-export function createServices(db: Database, config: ConsoleConfig, clock: () => number): Services {
+/** What every service may use: the database, the settings, the clock and the side-effect boundaries. */
+export interface ServiceDeps {
+  db: Database;
+  config: ConsoleConfig;
+  clock: () => number;
+  outbound: GuardedClient;
+  secrets: SecretBox;
+}
+
+/** The outgoing-call and secret boundaries for these settings; tests and the admin CLI build them the same way. */
+export function createBoundaries(config: ConsoleConfig) {
+  return {
+    outbound: createGuardedClient({ allowPrivate: config.allowPrivateTargets }),
+    secrets: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
+  };
+}
+
+export function createServices(deps: ServiceDeps): Services {
+  const { db, clock, config } = deps;
+  const agents = createAgentClient(deps.outbound, config.agentTimeoutMs, clock);
   return {
     accounts: createAccountsService({ db, clock, config }),
     tokens: createAccessTokensService({ db, clock }),
     catalog: createCatalogService({ db, clock }),
     fleet: createFleetService({ db, clock }),
+    servers: createServersService({ db, clock, config, agents, secrets: deps.secrets }),
+    checkins: createCheckinsService({ db, clock, config }),
   };
 }
 
@@ -66,8 +97,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('config', config);
   app.decorate('db', db);
   app.decorate('clock', clock);
-  app.decorate('services', createServices(db, config, clock));
+  const { outbound, secrets } = createBoundaries(config);
+  app.decorate('outbound', outbound);
+  app.decorate('secrets', secrets);
+  app.decorate('services', createServices({ db, config, clock, outbound, secrets }));
   app.decorate('limits', createRateLimits(deps.redis ?? null));
+  app.addHook('onClose', async () => app.outbound.close());
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);
 
@@ -97,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(tokenRoutes);
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
+  await app.register(agentRoutes);
   await app.register(v1Routes);
   return app;
 }

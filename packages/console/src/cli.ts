@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
-import { createServices } from './app.js';
+import { createBoundaries, createServices } from './app.js';
 import { ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
 import { openDatabase } from './db/database.js';
 import { AppError } from './errors.js';
@@ -42,7 +42,12 @@ async function withServices<T>(action: (services: ReturnType<typeof createServic
   const config = loadConfig(process.env);
   const database = await openDatabase(config);
   try {
-    return await action(createServices(database.db, config, Date.now));
+    const boundaries = createBoundaries(config);
+    try {
+      return await action(createServices({ db: database.db, config, clock: Date.now, ...boundaries }));
+    } finally {
+      boundaries.outbound.close();
+    }
   } finally {
     await database.close();
   }

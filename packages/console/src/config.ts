@@ -16,6 +16,9 @@ export interface ConsoleConfig {
   readonly defaultPermissions: readonly Permission[];
   readonly logLevel: string;
   readonly bootstrapAdmin: boolean;
+  readonly checkinIntervalS: number;
+  readonly agentTimeoutMs: number;
+  readonly retention: { readonly rawHours: number; readonly fiveMinuteDays: number; readonly hourlyDays: number };
 }
 
 export const PERMISSIONS = ['control.read', 'control.edit'] as const;
@@ -87,6 +90,16 @@ const fields = {
     .optional(),
   PALISADE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PALISADE_BOOTSTRAP_ADMIN: flag.default(true),
+  PALISADE_CHECKIN_INTERVAL_S: z.coerce.number().int().min(5).max(3600).default(30),
+  PALISADE_AGENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  PALISADE_SAMPLES_RAW_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(24),
+  PALISADE_SAMPLES_5M_DAYS: z.coerce.number().int().min(1).max(365).default(7),
+  PALISADE_SAMPLES_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
 };
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
@@ -131,5 +144,12 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     ),
     logLevel: read('PALISADE_LOG_LEVEL'),
     bootstrapAdmin: read('PALISADE_BOOTSTRAP_ADMIN'),
+    checkinIntervalS: read('PALISADE_CHECKIN_INTERVAL_S'),
+    agentTimeoutMs: read('PALISADE_AGENT_TIMEOUT_MS'),
+    retention: Object.freeze({
+      rawHours: read('PALISADE_SAMPLES_RAW_HOURS'),
+      fiveMinuteDays: read('PALISADE_SAMPLES_5M_DAYS'),
+      hourlyDays: read('PALISADE_SAMPLES_1H_DAYS'),
+    }),
   });
 }

@@ -22,3 +22,15 @@ export async function listDoneRuns(db: Database, serverId: number) {
     .orderBy('id', 'desc')
     .execute();
 }
+
+/** Every run of a server for the dashboard, newest first, log included. */
+export async function listRuns(db: Database, serverId: number, limit = 50) {
+  return db
+    .selectFrom('benchmark_runs')
+    .selectAll()
+    .where('server_id', '=', serverId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 
 export async function listServers(db: Database, accountId: number) {
@@ -17,4 +17,36 @@ export async function findServer(db: Database, accountId: number, id: number) {
 
 export async function insertServer(db: Database, server: Insertable<ServersTable>) {
   return db.insertInto('servers').values(server).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateServer(db: Database, id: number, fields: Updateable<ServersTable>) {
+  await db.updateTable('servers').set(fields).where('id', '=', id).execute();
+}
+
+export async function deleteServer(db: Database, accountId: number, id: number) {
+  const result = await db
+    .deleteFrom('servers')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function countProductServers(db: Database, productId: number) {
+  const row = await db
+    .selectFrom('servers')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('product_id', '=', productId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function findServerByDaemonToken(db: Database, tokenHash: string) {
+  return db
+    .selectFrom('servers')
+    .innerJoin('accounts', 'accounts.id', 'servers.account_id')
+    .selectAll('servers')
+    .where('servers.daemon_token_hash', '=', tokenHash)
+    .where('accounts.disabled_at', 'is', null)
+    .executeTakeFirst();
 }

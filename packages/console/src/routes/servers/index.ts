@@ -1,7 +1,57 @@
-import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { badRequest, forbidden, notFound } from '../../errors.js';
 import { requireSession, requireSessionOrToken } from '../../plugins/auth.js';
-import { parseId } from '../../validation.js';
+import { parsePermissions } from '../../services/accounts.service.js';
+import { CONTROL_PATHS, HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
+import { parseId, parseInput } from '../../validation.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+const apiUrl = z
+  .string()
+  .trim()
+  .max(2048, 'at most 2048 characters')
+  .refine((v) => /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v), 'expected the agent address, e.g. http://203.0.113.7:9100');
+const apiKey = z
+  .string()
+  .trim()
+  .regex(/^agk_[0-9A-Za-z]{20,200}$/, 'expected the agent key (agk_…) printed by `palisade-agent key`');
+
+const addBody = z.object({
+  product_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
+  name,
+  api_url: apiUrl,
+  api_key: apiKey,
+});
+const patchBody = z
+  .object({ name: name.optional(), api_url: apiUrl.optional(), api_key: apiKey.optional() })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, api_url, api_key');
+const testBody = z.union([
+  z.object({ server_id: z.number().int().positive() }).strict(),
+  z.object({ api_url: apiUrl, api_key: apiKey }).strict(),
+]);
+
+function serverId(request: FastifyRequest<{ Params: { id: string } }>): number {
+  const id = parseId(request.params.id);
+  if (id === null) throw notFound('server');
+  return id;
+}
+
+/** The address agents use to reach this console: PALISADE_PUBLIC_URL, else the address the browser used. */
+function consoleUrl(request: FastifyRequest): string {
+  return request.server.config.publicUrl ?? `${request.protocol}://${request.headers.host ?? `${request.hostname}`}`;
+}
+
+/** The `path` query parameter, exactly once, and the rest of the query string to forward. */
+function controlTarget(request: FastifyRequest): { path: string; query: string } {
+  const raw = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+  const params = new URLSearchParams(raw);
+  const paths = params.getAll('path');
+  if (paths.length !== 1 || !CONTROL_PATHS.has(paths[0]!)) throw badRequest('unknown control path');
+  params.delete('path');
+  return { path: paths[0]!, query: params.toString() };
+}
 
 export default async function serverRoutes(app: FastifyInstance) {
   app.get('/api/servers', { preHandler: requireSessionOrToken }, async (request) => ({
@@ -9,8 +59,82 @@ export default async function serverRoutes(app: FastifyInstance) {
   }));
 
   app.get<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
-    const id = parseId(request.params.id);
-    if (id === null) throw notFound('server');
-    return { data: { server: await app.services.fleet.detail(request.account!.id, id) } };
+    return { data: { server: await app.services.servers.get(request.account!.id, serverId(request)) } };
+  });
+
+  app.post('/api/servers', { preHandler: requireSession }, async (request, reply) => {
+    const body = parseInput(addBody, request.body, 'body');
+    const server = await app.services.servers.add(request.account!.id, body, consoleUrl(request));
+    return reply.status(201).send({ data: { server } });
+  });
+
+  app.post('/api/servers/test', { preHandler: requireSession }, async (request) => {
+    const body = parseInput(testBody, request.body, 'body');
+    return { data: await app.services.servers.test(request.account!.id, body) };
+  });
+
+  app.patch<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
+    const id = serverId(request);
+    const body = parseInput(patchBody, request.body, 'body');
+    return { data: { server: await app.services.servers.update(request.account!.id, id, body) } };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
+    await app.services.servers.remove(request.account!.id, serverId(request));
+    return { data: { deleted: true } };
+  });
+
+  app.post<{ Params: { id: string } }>(
+    '/api/servers/:id/enrollment',
+    { preHandler: requireSession },
+    async (request) => ({
+      data: await app.services.servers.reissueEnrollment(request.account!.id, serverId(request), consoleUrl(request)),
+    }),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { name?: unknown; range?: unknown } }>(
+    '/api/servers/:id/section',
+    { preHandler: requireSession },
+    async (request) => {
+      const id = serverId(request);
+      const { name: section, range } = request.query;
+      if (typeof section !== 'string')
+        throw badRequest('name: expected one of overview, score, history, benchmarks, attacks, facts');
+      const chosen = range === undefined ? '24h' : range;
+      if (typeof chosen !== 'string' || !(chosen in HISTORY_RANGES))
+        throw badRequest('range: expected 1h, 24h, 7d or 30d');
+      return { data: await app.services.servers.section(request.account!.id, id, section, chosen as HistoryRange) };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/servers/:id/metrics',
+    { preHandler: requireSession },
+    async (request, reply) => {
+      const answer = await app.services.servers.metrics(request.account!.id, serverId(request));
+      return reply.status(answer.status).type(answer.contentType).send(answer.body);
+    },
+  );
+
+  const control = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const id = serverId(request);
+    await app.services.servers.requireServer(request.account!.id, id);
+    const { path, query } = controlTarget(request);
+    const needed = request.method === 'GET' ? 'control.read' : 'control.edit';
+    if (!parsePermissions(request.account!.permissions).includes(needed))
+      throw forbidden(`this needs the ${needed} permission`);
+    const raw = (request as { rawBody?: Buffer }).rawBody;
+    const body =
+      request.method === 'GET'
+        ? undefined
+        : (raw ?? (request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body))));
+    const answer = await app.services.servers.control(request.account!.id, id, request.method, path, body, query);
+    return reply.status(answer.status).type(answer.contentType).send(answer.body);
+  };
+  app.route<{ Params: { id: string } }>({
+    method: ['GET', 'POST', 'DELETE'],
+    url: '/api/servers/:id/control',
+    preHandler: requireSession,
+    handler: control,
   });
 }

@@ -1,0 +1,93 @@
+import { type GuardedClient, OutboundError, type OutboundResponse } from '../outbound/guarded-client.js';
+
+/** Where an agent lives and the key it accepts. The key never leaves this module except in the Authorization header. */
+export interface AgentTarget {
+  apiUrl: string;
+  apiKey: string;
+}
+
+export interface ConnectionCheck {
+  reachable: boolean;
+  status: number | null;
+  latency_ms: number | null;
+  agent_version?: string;
+  error?: string;
+}
+
+/** What an agent answer means for the user, worded without the key or the agent's port. */
+export function explainAgentStatus(status: number): string {
+  if (status === 401)
+    return 'the agent rejected the key (it may have been rotated: run `palisade-agent key` and save the new key)';
+  if (status === 403) return "the agent refused the console's address: add it to metrics.whitelist in the agent config";
+  return `the agent answered HTTP ${status}`;
+}
+
+function agentUrl(apiUrl: string, path: string, query?: string): string {
+  const base = apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`;
+  const url = new URL(path.replace(/^\//, ''), base);
+  if (query) url.search = query;
+  return url.toString();
+}
+
+export function createAgentClient(outbound: GuardedClient, timeoutMs: number, clock: () => number = Date.now) {
+  async function call(
+    target: AgentTarget,
+    method: string,
+    path: string,
+    body?: Buffer | string,
+    query?: string,
+  ): Promise<OutboundResponse> {
+    return outbound.request({
+      method,
+      url: agentUrl(target.apiUrl, path, query),
+      headers: {
+        authorization: `Bearer ${target.apiKey}`,
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+      timeoutMs,
+    });
+  }
+
+  return {
+    call,
+
+    /** The dashboard's connection test: GET /health with the key. Never throws for a network failure. */
+    async check(target: AgentTarget): Promise<ConnectionCheck> {
+      const started = clock();
+      try {
+        const res = await call(target, 'GET', '/health');
+        const latency_ms = Math.max(0, clock() - started);
+        if (res.status !== 200)
+          return { reachable: true, status: res.status, latency_ms, error: explainAgentStatus(res.status) };
+        let version: unknown;
+        try {
+          const parsed = JSON.parse(res.body.toString('utf8')) as { status?: unknown; version?: unknown };
+          if (parsed.status !== 'ok') throw new Error('not an agent');
+          version = parsed.version;
+        } catch {
+          return {
+            reachable: true,
+            status: res.status,
+            latency_ms,
+            error: 'this address answers, but not as a Palisade agent',
+          };
+        }
+        return {
+          reachable: true,
+          status: 200,
+          latency_ms,
+          ...(typeof version === 'string' ? { agent_version: version } : {}),
+        };
+      } catch (err) {
+        if (!(err instanceof OutboundError)) throw err;
+        const error =
+          err.kind === 'refused' ? `forbidden address: ${err.message}` : `agent unreachable: ${err.message}`;
+        return { reachable: false, status: null, latency_ms: null, error };
+      }
+    },
+  };
+}
+
+export type AgentClient = ReturnType<typeof createAgentClient>;

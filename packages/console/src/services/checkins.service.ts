@@ -1,0 +1,212 @@
+import { hashToken, isWellFormedToken } from '@palisade/protocol';
+import { z } from 'zod';
+import type { ConsoleConfig } from '../config.js';
+import type { Database, SampleRow } from '../db/schema.js';
+import { badRequest, unauthorized } from '../errors.js';
+import {
+  deleteSamples,
+  deleteSamplesOlderThan,
+  insertSample,
+  rawSamplesSince,
+  samplesOlderThan,
+} from '../repositories/samples.repository.js';
+import { findServerByDaemonToken, updateServer } from '../repositories/servers.repository.js';
+import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
+
+const finite = z.number('expected a number').refine(Number.isFinite, 'expected a finite number');
+const nonNegative = finite.refine((n) => n >= 0, 'must not be negative');
+const percent = finite.refine((n) => n >= 0 && n <= 100, 'expected 0 to 100');
+const smallJson = (max: number) =>
+  z.record(z.string().max(64), z.unknown()).refine((v) => JSON.stringify(v).length <= max, `larger than ${max} bytes`);
+
+export const checkinBody = z.object({
+  agent_version: z.string().min(1).max(64),
+  hostname: z.string().min(1).max(253),
+  public_ip: z.union([z.ipv4(), z.ipv6()]).nullable().optional(),
+  facts: smallJson(16_384),
+  sample: z
+    .object({
+      ts: z.number().int('expected epoch milliseconds').positive('expected epoch milliseconds'),
+      cpu_pct: percent,
+      mem_used_mb: nonNegative,
+      mem_total_mb: nonNegative,
+      disk_used_pct: percent,
+      load1: nonNegative,
+      rx_bps: nonNegative,
+      tx_bps: nonNegative,
+    })
+    .catchall(z.union([finite, z.string().max(256), z.null()])),
+  protection: smallJson(16_384).optional(),
+  alerter: smallJson(4096).optional(),
+});
+
+export type CheckinBody = z.infer<typeof checkinBody>;
+
+const SAMPLE_COLUMNS = [
+  'ts',
+  'cpu_pct',
+  'mem_used_mb',
+  'mem_total_mb',
+  'disk_used_pct',
+  'load1',
+  'rx_bps',
+  'tx_bps',
+] as const;
+/** How far an agent's clock may be off before the console's own receive time is used instead. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'extra'>): ScoreSample {
+  let extra: Record<string, unknown> = {};
+  try {
+    extra = JSON.parse(row.extra) as Record<string, unknown>;
+  } catch {}
+  const num = (k: string) => (typeof extra[k] === 'number' ? (extra[k] as number) : undefined);
+  return {
+    ts: row.ts,
+    cpu_pct: row.cpu_pct,
+    mem_used_mb: row.mem_used_mb,
+    mem_total_mb: row.mem_total_mb,
+    disk_used_pct: row.disk_used_pct,
+    load1: row.load1,
+    disk_mount: typeof extra.disk_mount === 'string' ? extra.disk_mount : undefined,
+    rx_pps: num('rx_pps'),
+    tx_pps: num('tx_pps'),
+    net_errors_ps: num('net_errors_ps'),
+  };
+}
+
+/** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
+export type JobSource = (serverId: number) => Promise<unknown[]>;
+
+export function createCheckinsService({
+  db,
+  clock,
+  config,
+}: {
+  db: Database;
+  clock: () => number;
+  config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
+}) {
+  const jobSources: JobSource[] = [];
+
+  return {
+    addJobSource(source: JobSource) {
+      jobSources.push(source);
+    },
+
+    /** Stores facts and the sample, refreshes the score, and answers the interval and pending jobs. */
+    async checkin(rawToken: string, body: unknown) {
+      if (!isWellFormedToken('daemon', rawToken)) throw unauthorized('invalid daemon token');
+      const server = await findServerByDaemonToken(db, hashToken(rawToken));
+      if (!server) throw unauthorized('invalid daemon token');
+      if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw badRequest('body: expected a JSON object');
+      }
+      const parsed = checkinBody.safeParse(body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`);
+      }
+      const input = parsed.data;
+      const now = clock();
+      const ts = Math.abs(input.sample.ts - now) <= CLOCK_SKEW_MS ? input.sample.ts : now;
+      const {
+        ts: _ts,
+        cpu_pct,
+        mem_used_mb,
+        mem_total_mb,
+        disk_used_pct,
+        load1,
+        rx_bps,
+        tx_bps,
+        ...extra
+      } = input.sample;
+      const sample = {
+        ts,
+        cpu_pct,
+        mem_used_mb,
+        mem_total_mb,
+        disk_used_pct,
+        load1,
+        rx_bps,
+        tx_bps,
+        extra: JSON.stringify(extra),
+      };
+      const cores = typeof input.facts.cores === 'number' ? input.facts.cores : 1;
+
+      await db.transaction().execute(async (trx) => {
+        await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sample });
+        const recent = await rawSamplesSince(trx, server.id, ts - SCORE_WINDOW_MS);
+        await updateServer(trx, server.id, {
+          hostname: input.hostname,
+          public_ip: input.public_ip ?? null,
+          facts: JSON.stringify(input.facts),
+          agent_version: input.agent_version,
+          last_seen: now,
+          latest_sample: JSON.stringify({ ...input.sample, ts }),
+          score_base: JSON.stringify(scoreFromSamples(recent.map(toScoreSample), cores)),
+        });
+      });
+      const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
+      return { interval_s: config.checkinIntervalS, jobs };
+    },
+
+    /** Raw samples become 5-minute averages after a day, those become hourly ones after a week; hourly ones expire. */
+    async rollupSamples(): Promise<{ rolled: number; expired: boolean }> {
+      const now = clock();
+      const { rawHours, fiveMinuteDays, hourlyDays } = config.retention;
+      let rolled = 0;
+      rolled += await rollup('raw', '5m', 5 * 60_000, now - rawHours * 3600_000);
+      rolled += await rollup('5m', '1h', 3600_000, now - fiveMinuteDays * 86_400_000);
+      await deleteSamplesOlderThan(db, '1h', now - hourlyDays * 86_400_000);
+      return { rolled, expired: true };
+    },
+  };
+
+  async function rollup(
+    from: SampleRow['resolution'],
+    to: SampleRow['resolution'],
+    bucketMs: number,
+    olderThan: number,
+  ) {
+    const cutoff = Math.floor(olderThan / bucketMs) * bucketMs; // whole buckets only
+    let total = 0;
+    for (;;) {
+      const batch = await samplesOlderThan(db, from, cutoff, 5000);
+      if (batch.length === 0) return total;
+      const groups = new Map<string, SampleRow[]>();
+      for (const row of batch) {
+        const key = `${row.server_id}:${Math.floor(row.ts / bucketMs) * bucketMs}`;
+        const group = groups.get(key);
+        if (group) group.push(row);
+        else groups.set(key, [row]);
+      }
+      await db.transaction().execute(async (trx) => {
+        for (const [key, rows] of groups) {
+          const [serverId, bucket] = key.split(':').map(Number) as [number, number];
+          const mean = (pick: (r: SampleRow) => number) => rows.reduce((a, r) => a + pick(r), 0) / rows.length;
+          await insertSample(trx, {
+            server_id: serverId,
+            ts: bucket,
+            resolution: to,
+            cpu_pct: mean((r) => r.cpu_pct),
+            mem_used_mb: mean((r) => r.mem_used_mb),
+            mem_total_mb: mean((r) => r.mem_total_mb),
+            disk_used_pct: Math.max(...rows.map((r) => r.disk_used_pct)),
+            load1: mean((r) => r.load1),
+            rx_bps: mean((r) => r.rx_bps),
+            tx_bps: mean((r) => r.tx_bps),
+            extra: JSON.stringify({ samples: rows.length }),
+          });
+        }
+        await deleteSamples(
+          trx,
+          batch.map((r) => r.id),
+        );
+      });
+      total += batch.length;
+    }
+  }
+}
+
+export type CheckinsService = ReturnType<typeof createCheckinsService>;

@@ -1,0 +1,328 @@
+import { generateToken, hashToken } from '@palisade/protocol';
+import type { ConsoleConfig } from '../config.js';
+import type { Database, ServerRow } from '../db/schema.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { OutboundError } from '../outbound/guarded-client.js';
+import { listRuns } from '../repositories/benchmarks.repository.js';
+import { findProduct } from '../repositories/products.repository.js';
+import { samplesBetween } from '../repositories/samples.repository.js';
+import {
+  countProductServers,
+  deleteServer,
+  findServer,
+  insertServer,
+  updateServer,
+} from '../repositories/servers.repository.js';
+import type { SecretBox } from '../secrets.js';
+import { type AgentClient, type AgentTarget, explainAgentStatus } from './agent-client.js';
+import { serverDetail } from './fleet.service.js';
+import { type ScoreBase, serverScore, WEIGHTS } from './score.js';
+
+/** The 20 agent control paths the proxy forwards (spec, proxy rule 2). Exact matches only. */
+export const CONTROL_PATHS: ReadonlySet<string> = new Set([
+  'config',
+  'whitelist',
+  'whitelist/clear',
+  'whitelist/import',
+  'blacklist',
+  'blacklist/clear',
+  'geo/mode',
+  'geo/toggle',
+  'baseline/export',
+  'baseline/import',
+  'baseline/delete',
+  'autofetch/toggle',
+  'autofetch/never-add',
+  'autofetch/never-remove',
+  'autofetch/fetch-now',
+  'schedule',
+  'block-pattern',
+  'attacks',
+  'attacks/blacklist',
+  'attacks/blacklist/status',
+]);
+
+export const HISTORY_RANGES = {
+  '1h': 3600_000,
+  '24h': 86_400_000,
+  '7d': 7 * 86_400_000,
+  '30d': 30 * 86_400_000,
+} as const;
+export type HistoryRange = keyof typeof HISTORY_RANGES;
+const HISTORY_POINTS = 360;
+
+export interface NewServer {
+  product_id: number;
+  name: string;
+  api_url: string;
+  api_key: string;
+}
+
+export interface ProxiedAnswer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+interface ServersDeps {
+  db: Database;
+  clock: () => number;
+  config: Pick<ConsoleConfig, 'checkinIntervalS'>;
+  agents: AgentClient;
+  secrets: SecretBox;
+}
+
+function parseFacts(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** The dashboard's view of a server: the v1 detail plus what only the owner's dashboard needs. Never the key or the agent address. */
+export function dashboardServer(row: ServerRow, now: number) {
+  return {
+    ...serverDetail(row, now),
+    product_id: row.product_id,
+    agent_version: row.agent_version,
+    enrolled: row.daemon_token_hash !== null,
+  };
+}
+
+export function createServersService({ db, clock, agents, secrets }: ServersDeps) {
+  async function requireServer(accountId: number, id: number) {
+    const row = await findServer(db, accountId, id);
+    if (!row) throw notFound('server');
+    return row;
+  }
+
+  const targetOf = (row: ServerRow): AgentTarget => ({ apiUrl: row.api_url, apiKey: secrets.open(row.api_key_enc) });
+
+  /** Refuses a target that does not answer /health as an agent with this key, saying why. */
+  async function requireHealthy(target: AgentTarget) {
+    const check = await agents.check(target);
+    if (check.status !== 200) throw badRequest(`api_url: ${check.error ?? 'the agent did not answer'}`);
+    return check;
+  }
+
+  /** Calls the agent for the proxies: network failures become 502 with a plain reason. */
+  async function proxy(row: ServerRow, method: string, path: string, body?: Buffer, query?: string) {
+    try {
+      return await agents.call(targetOf(row), method, path, body, query);
+    } catch (err) {
+      if (err instanceof OutboundError) {
+        throw new AppError(502, err.kind === 'refused' ? `agent address refused: ${err.message}` : 'agent unreachable');
+      }
+      throw err;
+    }
+  }
+
+  /** A new daemon token for the server; only its hash is kept. The agent gets the raw value. */
+  async function newDaemonToken(serverId: number) {
+    const token = generateToken('daemon');
+    await updateServer(db, serverId, { daemon_token_hash: hashToken(token) });
+    return token;
+  }
+
+  return {
+    requireServer,
+
+    async get(accountId: number, id: number) {
+      return dashboardServer(await requireServer(accountId, id), clock());
+    },
+
+    async add(accountId: number, input: NewServer, consoleUrl: string) {
+      const product = await findProduct(db, accountId, input.product_id);
+      if (!product) throw badRequest('product_id: no product with this id on your account');
+      if ((await countProductServers(db, product.id)) >= product.server_limit) {
+        throw conflict(
+          `product_id: the ${product.name} plan allows ${product.server_limit} servers; remove one or add a product`,
+        );
+      }
+      const check = await requireHealthy({ apiUrl: input.api_url, apiKey: input.api_key });
+      const row = await insertServer(db, {
+        account_id: accountId,
+        product_id: product.id,
+        name: input.name,
+        api_url: input.api_url,
+        api_key_enc: secrets.seal(input.api_key),
+        hostname: null,
+        public_ip: null,
+        facts: '{}',
+        agent_version: check.agent_version ?? null,
+        daemon_token_hash: null,
+        last_seen: null,
+        latest_sample: null,
+        score_base: null,
+        created_at: clock(),
+      });
+      const token = await newDaemonToken(row.id);
+      try {
+        const enrol = await proxy(
+          row,
+          'POST',
+          '/enroll',
+          Buffer.from(JSON.stringify({ console_url: consoleUrl, token })),
+        );
+        if (enrol.status < 200 || enrol.status > 299) {
+          throw new AppError(502, `the agent did not accept the enrolment: ${explainAgentStatus(enrol.status)}`);
+        }
+      } catch (err) {
+        await deleteServer(db, accountId, row.id); // nothing half-stored
+        throw err;
+      }
+      return dashboardServer((await findServer(db, accountId, row.id))!, clock());
+    },
+
+    async update(accountId: number, id: number, changes: Partial<Pick<NewServer, 'name' | 'api_url' | 'api_key'>>) {
+      const row = await requireServer(accountId, id);
+      const target = {
+        apiUrl: changes.api_url ?? row.api_url,
+        apiKey: changes.api_key ?? secrets.open(row.api_key_enc),
+      };
+      if (changes.api_url !== undefined || changes.api_key !== undefined) await requireHealthy(target);
+      await updateServer(db, id, {
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.api_url !== undefined ? { api_url: changes.api_url } : {}),
+        ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
+      });
+      return dashboardServer((await findServer(db, accountId, id))!, clock());
+    },
+
+    async remove(accountId: number, id: number) {
+      if (!(await deleteServer(db, accountId, id))) throw notFound('server');
+    },
+
+    async test(accountId: number, input: { server_id: number } | { api_url: string; api_key: string }) {
+      if ('server_id' in input) return agents.check(targetOf(await requireServer(accountId, input.server_id)));
+      return agents.check({ apiUrl: input.api_url, apiKey: input.api_key });
+    },
+
+    /** For an agent the console cannot reach: a new daemon token to pass to `palisade-agent enroll` by hand. */
+    async reissueEnrollment(accountId: number, id: number, consoleUrl: string) {
+      await requireServer(accountId, id);
+      const token = await newDaemonToken(id);
+      return {
+        console_url: consoleUrl,
+        token,
+        command: `palisade-agent enroll --console ${consoleUrl} --token ${token}`,
+      };
+    },
+
+    async metrics(accountId: number, id: number): Promise<ProxiedAnswer> {
+      const res = await proxy(await requireServer(accountId, id), 'GET', '/metrics');
+      if (res.status !== 200) throw new AppError(502, explainAgentStatus(res.status));
+      return { status: 200, contentType: 'application/json; charset=utf-8', body: res.body };
+    },
+
+    /** Forwards method, body and the other query parameters to the agent; its status and body come back unchanged. */
+    async control(
+      accountId: number,
+      id: number,
+      method: string,
+      path: string,
+      body: Buffer | undefined,
+      query: string,
+    ): Promise<ProxiedAnswer> {
+      const res = await proxy(await requireServer(accountId, id), method, `/${path}`, body, query);
+      const type = res.headers['content-type'];
+      return {
+        status: res.status,
+        contentType: typeof type === 'string' ? type : 'application/json; charset=utf-8',
+        body: res.body,
+      };
+    },
+
+    async section(accountId: number, id: number, name: string, range: HistoryRange) {
+      const row = await requireServer(accountId, id);
+      const now = clock();
+      switch (name) {
+        case 'overview':
+          return dashboardServer(row, now);
+        case 'score': {
+          const base = row.score_base ? (JSON.parse(row.score_base) as ScoreBase) : null;
+          return { ...serverScore(row.last_seen, base, now), weights: WEIGHTS };
+        }
+        case 'facts':
+          return {
+            hostname: row.hostname,
+            public_ip: row.public_ip,
+            agent_version: row.agent_version,
+            facts: parseFacts(row.facts),
+          };
+        case 'history':
+          return history(row.id, range, now);
+        case 'benchmarks':
+          return { runs: (await listRuns(db, row.id)).map(runView) };
+        case 'attacks': {
+          try {
+            const res = await agents.call(targetOf(row), 'GET', '/attacks');
+            if (res.status !== 200) return { available: false, error: explainAgentStatus(res.status) };
+            return { available: true, ...(JSON.parse(res.body.toString('utf8')) as object) };
+          } catch (err) {
+            if (err instanceof OutboundError || err instanceof SyntaxError)
+              return { available: false, error: 'agent unreachable' };
+            throw err;
+          }
+        }
+        default:
+          throw badRequest('name: expected one of overview, score, history, benchmarks, attacks, facts');
+      }
+    },
+  };
+
+  async function history(serverId: number, range: HistoryRange, now: number) {
+    const span = HISTORY_RANGES[range];
+    const rows = await samplesBetween(db, serverId, now - span, now);
+    const bucketMs = Math.max(1000, Math.ceil(span / HISTORY_POINTS));
+    const buckets = new Map<number, typeof rows>();
+    for (const row of rows) {
+      const key = Math.floor(row.ts / bucketMs) * bucketMs;
+      const list = buckets.get(key);
+      if (list) list.push(row);
+      else buckets.set(key, [row]);
+    }
+    const avg = (list: typeof rows, pick: (r: (typeof rows)[number]) => number) =>
+      Math.round((list.reduce((a, r) => a + pick(r), 0) / list.length) * 100) / 100;
+    const samples = [...buckets.entries()].map(([ts, list]) => ({
+      ts,
+      cpu_pct: avg(list, (r) => r.cpu_pct),
+      mem_used_mb: avg(list, (r) => r.mem_used_mb),
+      mem_total_mb: avg(list, (r) => r.mem_total_mb),
+      disk_used_pct: avg(list, (r) => r.disk_used_pct),
+      load1: avg(list, (r) => r.load1),
+      rx_bps: avg(list, (r) => r.rx_bps),
+      tx_bps: avg(list, (r) => r.tx_bps),
+    }));
+    return { range, from: now - span, to: now, bucket_ms: bucketMs, samples };
+  }
+}
+
+type RunRow = Awaited<ReturnType<typeof listRuns>>[number];
+
+/** The dashboard's view of a run, any status, log and checks included; never the run token. */
+export function runView(run: RunRow) {
+  return {
+    id: run.id,
+    label: run.label,
+    status: run.status,
+    scores: {
+      cpu: run.score_cpu,
+      disk: run.score_disk,
+      network: run.score_network,
+      stability: run.score_stability,
+      total: run.score_total,
+    },
+    verified: run.verified === 1,
+    checks: JSON.parse(run.checks) as unknown[],
+    hardware: JSON.parse(run.hardware) as Record<string, unknown>,
+    log: run.log,
+    error: run.error,
+    created_at: run.created_at,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+  };
+}
+
+export type ServersService = ReturnType<typeof createServersService>;
