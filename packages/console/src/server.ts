@@ -3,6 +3,30 @@ import { Redis } from 'ioredis';
 import { buildApp } from './app.js';
 import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
+import { deleteExpiredSessions } from './repositories/sessions.repository.js';
+
+/** Periodic upkeep: sample rollups and retention, expired sessions. A failed round is logged and retried next time. */
+function startHousekeeping(app: FastifyInstance) {
+  const every = (ms: number, name: string, work: () => Promise<unknown>) => {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      work()
+        .catch((err) => app.log.error({ err }, `${name} failed`))
+        .finally(() => {
+          running = false;
+        });
+    }, ms);
+    timer.unref();
+    return timer;
+  };
+  const timers = [
+    every(5 * 60_000, 'sample rollup', () => app.services.checkins.rollupSamples()),
+    every(60 * 60_000, 'session cleanup', () => deleteExpiredSessions(app.db, app.clock())),
+  ];
+  return { stop: () => timers.forEach(clearInterval) };
+}
 
 export interface RunningConsole {
   app: FastifyInstance;
@@ -51,10 +75,12 @@ export async function startConsole(config: ConsoleConfig, print: (line: string) 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   print(`Palisade console listening on ${url}`);
+  const jobs = startHousekeeping(app);
   return {
     app,
     url,
     async close() {
+      jobs.stop();
       await app.close();
       redis?.disconnect();
       await database.close();

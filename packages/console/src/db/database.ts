@@ -52,7 +52,13 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: file }) });
   }
   try {
-    const { error } = await new Migrator({ db, provider: migrationProvider(dialect) }).migrateToLatest();
+    // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.
+    const migrationTableSchema = dialect === 'postgres' ? (config.databaseSchema ?? 'public') : undefined;
+    const { error } = await new Migrator({
+      db,
+      provider: migrationProvider(dialect),
+      ...(migrationTableSchema ? { migrationTableSchema } : {}),
+    }).migrateToLatest();
     if (error) throw error;
   } catch (err) {
     await db.destroy();
