@@ -177,6 +177,12 @@ export async function insertTestServer(
       last_seen: fields.last_seen === undefined ? null : fields.last_seen,
       latest_sample: fields.latest_sample ? JSON.stringify(fields.latest_sample) : null,
       score_base: fields.score_base ? JSON.stringify(fields.score_base) : null,
+      score_base_total: fields.score_base
+        ? Object.values((fields.score_base as { components: Record<string, number> }).components).reduce(
+            (a, b) => a + b,
+            0,
+          )
+        : null,
       created_at: app.clock(),
     })
     .returningAll()

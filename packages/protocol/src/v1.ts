@@ -60,3 +60,17 @@ export type ServerSummary = z.infer<typeof serverSummarySchema>;
 export type ServerDetail = z.infer<typeof serverDetailSchema>;
 export type ScoreComponents = z.infer<typeof scoreComponentsSchema>;
 export type BenchmarkRun = z.infer<typeof benchmarkRunSchema>;
+
+/** The v1 success bodies: `{data: …}` around each resource. OpenAPI and response serialization both derive from these. */
+export const v1Responses = {
+  me: z.object({ data: accountSchema }),
+  servers: z.object({ data: z.object({ servers: z.array(serverSummarySchema) }) }),
+  server: z.object({ data: serverDetailSchema }),
+  benchmarks: z.object({ data: z.object({ benchmarks: z.array(benchmarkRunSchema) }) }),
+};
+
+/** JSON Schema (draft 7) of a zod schema, for Fastify's serializer and for OpenAPI. */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target: 'draft-7' }) as Record<string, unknown>;
+  return rest;
+}

@@ -64,6 +64,7 @@ export interface ServersTable {
   last_seen: number | null;
   latest_sample: string | null; // JSON of the newest sample, served as v1 latest_sample
   score_base: string | null; // JSON of the sample-based score components, refreshed at each check-in
+  score_base_total: number | null; // sum of score_base's components, so lists need not parse JSON
   tls_fingerprint: string | null; // SHA-256 of the agent's certificate, pinned when the agent serves https
   created_at: number;
 }

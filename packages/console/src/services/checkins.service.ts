@@ -137,6 +137,7 @@ export function createCheckinsService({
       await db.transaction().execute(async (trx) => {
         await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sample });
         const recent = await rawSamplesSince(trx, server.id, ts - SCORE_WINDOW_MS);
+        const base = scoreFromSamples(recent.map(toScoreSample), cores);
         await updateServer(trx, server.id, {
           hostname: input.hostname,
           public_ip: input.public_ip ?? null,
@@ -144,7 +145,8 @@ export function createCheckinsService({
           agent_version: input.agent_version,
           last_seen: now,
           latest_sample: JSON.stringify({ ...input.sample, ts }),
-          score_base: JSON.stringify(scoreFromSamples(recent.map(toScoreSample), cores)),
+          score_base: JSON.stringify(base),
+          score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
         });
       });
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();

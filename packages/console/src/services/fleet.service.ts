@@ -2,8 +2,8 @@ import type { BenchmarkRun, ServerDetail, ServerSummary } from '@palisade/protoc
 import type { Database, ServerRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { listDoneRuns } from '../repositories/benchmarks.repository.js';
-import { findServer, listServers } from '../repositories/servers.repository.js';
-import { type ScoreBase, serverScore } from './score.js';
+import { findServer, listServerSummaries } from '../repositories/servers.repository.js';
+import { type ScoreBase, serverScore, serverScoreTotal } from './score.js';
 
 /** A server counts as online for two minutes after its last check-in. */
 export const ONLINE_WINDOW_MS = 120_000;
@@ -25,14 +25,18 @@ function hostOf(apiUrl: string): string {
   }
 }
 
-export function serverSummary(row: ServerRow, now: number): ServerSummary {
-  const score = serverScore(row.last_seen, parseJson<ScoreBase | null>(row.score_base, null), now);
+type SummaryRow = Pick<
+  ServerRow,
+  'id' | 'name' | 'hostname' | 'api_url' | 'last_seen' | 'public_ip' | 'score_base_total'
+>;
+
+export function serverSummary(row: SummaryRow, now: number): ServerSummary {
   return {
     id: row.id,
     label: row.name,
     hostname: row.hostname ?? hostOf(row.api_url),
     online: row.last_seen !== null && now - row.last_seen < ONLINE_WINDOW_MS,
-    score: score.score,
+    score: serverScoreTotal(row.last_seen, row.score_base_total, now),
     last_seen: row.last_seen ?? 0,
     public_ip: row.public_ip,
   };
@@ -42,6 +46,7 @@ export function serverDetail(row: ServerRow, now: number): ServerDetail {
   const score = serverScore(row.last_seen, parseJson<ScoreBase | null>(row.score_base, null), now);
   return {
     ...serverSummary(row, now),
+    score: score.score,
     created_at: row.created_at,
     facts: parseJson<Record<string, unknown>>(row.facts, {}),
     score_components: score.components,
@@ -62,7 +67,7 @@ export function createFleetService({ db, clock }: { db: Database; clock: () => n
 
     async list(accountId: number): Promise<ServerSummary[]> {
       const now = clock();
-      return (await listServers(db, accountId)).map((row) => serverSummary(row, now));
+      return (await listServerSummaries(db, accountId)).map((row) => serverSummary(row, now));
     },
 
     async detail(accountId: number, id: number): Promise<ServerDetail> {

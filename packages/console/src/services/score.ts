@@ -119,3 +119,10 @@ export function serverScore(lastSeen: number | null, base: ScoreBase | null, now
   const score = Object.values(components).reduce((a, b) => a + b, 0);
   return { score, components, notes: fresh.note ? [...sampled.notes, fresh.note] : [...sampled.notes] };
 }
+
+/** Just the number, for lists: the stored sample-based total plus freshness now. Agrees with serverScore(). */
+export function serverScoreTotal(lastSeen: number | null, baseTotal: number | null, now: number): number {
+  if (lastSeen === null) return 0;
+  const fresh = freshness(lastSeen, now).points;
+  return now - lastSeen > STALE_AFTER_MS || baseTotal === null ? fresh : baseTotal + fresh;
+}

@@ -1,3 +1,4 @@
+import { jsonSchemaOf, v1Responses } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors.js';
 import { requireToken } from '../../plugins/auth.js';
@@ -9,12 +10,17 @@ export default async function v1Routes(app: FastifyInstance) {
     if (request.url.startsWith('/api/v1/')) await requireToken(request, reply);
   });
 
-  app.get('/api/v1/me', async (request) => {
+  // Response schemas let Fastify serialize with a compiled stringifier; the shapes are the protocol's.
+  const ok = (schema: keyof typeof v1Responses) => ({
+    schema: { response: { 200: jsonSchemaOf(v1Responses[schema]) } },
+  });
+
+  app.get('/api/v1/me', ok('me'), async (request) => {
     const { id, name, email, role } = request.account!;
     return { data: { id, name, email, role } };
   });
 
-  app.get('/api/v1/servers', async (request) => ({
+  app.get('/api/v1/servers', ok('servers'), async (request) => ({
     data: { servers: await app.services.fleet.list(request.account!.id) },
   }));
 
@@ -24,7 +30,7 @@ export default async function v1Routes(app: FastifyInstance) {
     return { data: await app.services.fleet.detail(request.account!.id, id) };
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/servers/:id/benchmarks', async (request) => {
+  app.get<{ Params: { id: string } }>('/api/v1/servers/:id/benchmarks', ok('benchmarks'), async (request) => {
     const id = parseId(request.params.id);
     if (id === null) throw notFound('server');
     return { data: { benchmarks: await app.services.fleet.doneBenchmarks(request.account!.id, id) } };
