@@ -13,6 +13,7 @@ import catalogRoutes from './routes/catalog/index.js';
 import serverRoutes from './routes/servers/index.js';
 import tokenRoutes from './routes/tokens/index.js';
 import v1Routes from './routes/v1/index.js';
+import webRoutes from './routes/web/index.js';
 import { createSecretBox, loadSecretKey, type SecretBox } from './secrets.js';
 import { type AccessTokensService, createAccessTokensService } from './services/access-tokens.service.js';
 import { type AccountsService, createAccountsService } from './services/accounts.service.js';
@@ -133,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
   await app.register(agentRoutes);
+  await app.register(webRoutes);
   await app.register(v1Routes);
   return app;
 }

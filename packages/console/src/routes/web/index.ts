@@ -1,0 +1,61 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+/** The dashboard's built files (packages/web/dist), served from the console's own host. */
+export const WEB_ROOT = fileURLToPath(new URL('../../../../web/dist/', import.meta.url));
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json; charset=utf-8',
+};
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+};
+
+export default async function webRoutes(app: FastifyInstance) {
+  const indexFile = join(WEB_ROOT, 'index.html');
+
+  const sendIndex = (reply: import('fastify').FastifyReply) => {
+    if (!existsSync(indexFile)) {
+      return reply
+        .status(503)
+        .type('text/plain; charset=utf-8')
+        .send('The dashboard is not built. Run `npm install` (or `npm run build`) in the Palisade checkout.');
+    }
+    return reply
+      .headers({ ...SECURITY_HEADERS, 'cache-control': 'no-cache' })
+      .type(TYPES['.html']!)
+      .send(readFileSync(indexFile));
+  };
+
+  app.get('/', (_request, reply) => reply.redirect('/dashboard'));
+  app.get('/dashboard', (_request, reply) => sendIndex(reply));
+  app.get('/dashboard/*', (_request, reply) => sendIndex(reply));
+
+  // Hashed build assets: immutable, cached for a year.
+  app.get<{ Params: { '*': string } }>('/assets/*', (request, reply) => {
+    const relative = normalize(request.params['*']).replace(/^(\.\.(\/|\\|$))+/, '');
+    const file = join(WEB_ROOT, 'assets', relative);
+    if (!file.startsWith(join(WEB_ROOT, 'assets')) || !existsSync(file) || !statSync(file).isFile()) {
+      return reply.status(404).send({ error: 'not found' });
+    }
+    return reply
+      .headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' })
+      .type(TYPES[extname(file)] ?? 'application/octet-stream')
+      .send(readFileSync(file));
+  });
+}
