@@ -8,7 +8,7 @@ export {
   type ConsoleProcess,
   runConsoleCli,
   startConsoleProcess,
-} from '../../packages/console/dist/test/console-process.js';
+} from '@palisade/console/test-support';
 
 export const AGENT_CLI = fileURLToPath(new URL('../../../packages/agent/dist/src/cli.js', import.meta.url));
 

@@ -102,7 +102,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('outbound', outbound);
   app.decorate('secrets', secrets);
   app.decorate('services', createServices({ db, config, clock, outbound, secrets }));
-  app.decorate('limits', createRateLimits(deps.redis ?? null));
+  const redis = deps.redis ?? null;
+  app.decorate(
+    'limits',
+    createRateLimits({ redis, db: config.databaseUrl ? db : null, clock, prefix: config.redisPrefix }),
+  );
   app.addHook('onClose', async () => app.outbound.close());
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);

@@ -9,6 +9,7 @@ export interface ConsoleConfig {
   readonly databaseUrl: string | null;
   readonly databaseSchema: string | null;
   readonly redisUrl: string | null;
+  readonly redisPrefix: string;
   readonly publicUrl: string | null;
   readonly secretKey: Buffer | null;
   readonly trustProxy: readonly string[];
@@ -58,6 +59,10 @@ const fields = {
     .trim()
     .refine((v) => /^rediss?:\/\//.test(v), 'expected a redis:// URL')
     .optional(),
+  PALISADE_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]{1,64}$/, 'expected up to 64 letters, digits, _ : . or -')
+    .default('palisade'),
   PALISADE_PUBLIC_URL: z
     .string()
     .trim()
@@ -123,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     databaseUrl: read('PALISADE_DATABASE_URL') ?? null,
     databaseSchema: read('PALISADE_DATABASE_SCHEMA') ?? null,
     redisUrl: read('PALISADE_REDIS_URL') ?? null,
+    redisPrefix: read('PALISADE_REDIS_PREFIX'),
     publicUrl: read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null,
     secretKey: secret ? Buffer.from(secret, 'hex') : null,
     trustProxy: Object.freeze(

@@ -1,18 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp } from './app.js';
 import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
+import { acquireLease, releaseLease } from './repositories/job-leases.repository.js';
+import { deleteEndedWindows } from './repositories/rate-limits.repository.js';
 import { deleteExpiredSessions } from './repositories/sessions.repository.js';
 
-/** Periodic upkeep: sample rollups and retention, expired sessions. A failed round is logged and retried next time. */
-function startHousekeeping(app: FastifyInstance) {
+/**
+ * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows. Each round
+ * takes a lease in the database first, so with several console processes only one does a round at a
+ * time, and a process that dies mid-round frees it when the lease expires. A failed round is logged
+ * and tried again next time.
+ */
+export function startHousekeeping(app: FastifyInstance) {
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const every = (ms: number, name: string, work: () => Promise<unknown>) => {
     let running = false;
+    const round = async () => {
+      if (!(await acquireLease(app.db, name, holder, app.clock(), 10 * 60_000))) return;
+      try {
+        await work();
+      } finally {
+        await releaseLease(app.db, name, holder);
+      }
+    };
     const timer = setInterval(() => {
       if (running) return;
       running = true;
-      work()
+      round()
         .catch((err) => app.log.error({ err }, `${name} failed`))
         .finally(() => {
           running = false;
@@ -22,8 +40,9 @@ function startHousekeeping(app: FastifyInstance) {
     return timer;
   };
   const timers = [
-    every(5 * 60_000, 'sample rollup', () => app.services.checkins.rollupSamples()),
-    every(60 * 60_000, 'session cleanup', () => deleteExpiredSessions(app.db, app.clock())),
+    every(5 * 60_000, 'sample-rollup', () => app.services.checkins.rollupSamples()),
+    every(60 * 60_000, 'session-cleanup', () => deleteExpiredSessions(app.db, app.clock())),
+    every(10 * 60_000, 'rate-limit-cleanup', () => deleteEndedWindows(app.db, app.clock())),
   ];
   return { stop: () => timers.forEach(clearInterval) };
 }

@@ -81,7 +81,13 @@ export interface TestApp {
 
 export async function testApp(dialect: DialectName, env: Record<string, string> = {}): Promise<TestApp> {
   const database = await testDatabase(dialect);
-  const config = loadConfig({ PALISADE_DATA_DIR: database.dataDir, ...env });
+  const config = loadConfig({
+    PALISADE_DATA_DIR: database.dataDir,
+    ...(database.databaseUrl
+      ? { PALISADE_DATABASE_URL: database.databaseUrl, PALISADE_DATABASE_SCHEMA: database.databaseSchema! }
+      : {}),
+    ...env,
+  });
   const clock = testClock();
   const app = await buildApp({ config, db: database.db, clock: () => clock.now });
   await app.services.catalog.seed();

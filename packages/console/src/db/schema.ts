@@ -106,7 +106,21 @@ export interface BenchmarkRunsTable {
   updated_at: number;
 }
 
+export interface RateLimitWindowsTable {
+  key: string;
+  count: number;
+  window_end: number;
+}
+
+export interface JobLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
 export interface DB {
+  rate_limit_windows: RateLimitWindowsTable;
+  job_leases: JobLeasesTable;
   accounts: AccountsTable;
   sessions: SessionsTable;
   access_tokens: AccessTokensTable;

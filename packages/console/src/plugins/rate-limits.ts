@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Database } from '../db/schema.js';
+import { countAttempt } from '../repositories/rate-limits.repository.js';
 
 /** The spec's fixed windows. Each window starts with the first attempt and lasts `durationS`. */
 export const LIMITS = {
@@ -22,11 +24,21 @@ export interface RateLimits {
   consume(name: LimitName, key: string): Promise<LimitVerdict>;
 }
 
-/** In-process counters, or Redis-backed ones shared by every console process when Redis is configured. */
-export function createRateLimits(redis: Redis | null): RateLimits {
+/**
+ * Where the counters live: Redis when configured; the shared database when several processes may
+ * serve (PostgreSQL); otherwise in this process.
+ */
+export function createRateLimits(options: {
+  redis: Redis | null;
+  db: Database | null;
+  clock: () => number;
+  prefix?: string;
+}): RateLimits {
+  const { redis, db, clock, prefix = 'palisade' } = options;
+  if (!redis && db) return databaseRateLimits(db, clock);
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   for (const [name, { points, durationS }] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
-    const options = { points, duration: durationS, keyPrefix: `palisade:rl:${name}` };
+    const options = { points, duration: durationS, keyPrefix: `${prefix}:rl:${name}` };
     limiters.set(
       name,
       redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options),
@@ -47,6 +59,20 @@ export function createRateLimits(redis: Redis | null): RateLimits {
         if (!(err instanceof RateLimiterRes)) throw err;
         return { allowed: false, limit: points, remaining: 0, resetS: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
       }
+    },
+  };
+}
+
+/** Fixed windows counted in the database, one atomic upsert per attempt. */
+function databaseRateLimits(db: Database, clock: () => number): RateLimits {
+  return {
+    async consume(name, key) {
+      const { points, durationS } = LIMITS[name];
+      const now = clock();
+      const row = await countAttempt(db, `${name}:${key}`, now, durationS * 1000);
+      const resetS = Math.max(1, Math.ceil((Number(row.window_end) - now) / 1000));
+      const count = Number(row.count);
+      return { allowed: count <= points, limit: points, remaining: Math.max(0, points - count), resetS };
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { initial } from './0001-initial.js';
 import { fleet } from './0002-fleet.js';
+import { scaleOut } from './0004-scale-out.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -10,6 +11,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001_initial': initial(dialect),
     '0002_fleet': fleet,
+    '0004_scale_out': scaleOut,
   };
 }
 

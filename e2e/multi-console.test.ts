@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { type ConsoleProcess, startConsoleProcess, tempDir } from './support/processes.js';
+
+/**
+ * Several console processes behind one database (and Redis) behave as one console. The same suite
+ * runs against a single SQLite console, where the answers must be the same.
+ */
+interface Setup {
+  name: string;
+  count: number;
+  env: () => Record<string, string>;
+}
+
+const pgUrl = process.env.PALISADE_TEST_DATABASE_URL;
+const redisUrl = process.env.PALISADE_TEST_REDIS_URL;
+if (process.env.CI && (!pgUrl || !redisUrl)) {
+  throw new Error(
+    'CI: PALISADE_TEST_DATABASE_URL and PALISADE_TEST_REDIS_URL must be set; the multi-console suite would be skipped',
+  );
+}
+
+const schema = `multi_${process.pid}`;
+const setups: Setup[] = [{ name: 'one SQLite console', count: 1, env: () => ({}) }];
+if (pgUrl) {
+  setups.push({
+    name: 'three consoles on PostgreSQL',
+    count: 3,
+    env: () => ({ PALISADE_DATABASE_URL: pgUrl, PALISADE_DATABASE_SCHEMA: `${schema}_pg` }),
+  });
+  if (redisUrl) {
+    setups.push({
+      name: 'three consoles on PostgreSQL and Redis',
+      count: 3,
+      env: () => ({
+        PALISADE_DATABASE_URL: pgUrl,
+        PALISADE_DATABASE_SCHEMA: `${schema}_redis`,
+        PALISADE_REDIS_URL: redisUrl,
+        PALISADE_REDIS_PREFIX: `palisade-test-${process.pid}-${Date.now()}`,
+      }),
+    });
+  }
+}
+
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; cookie?: string; token?: string; clientIp?: string } = {},
+) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      // The consoles trust 127.0.0.1 as their proxy, so tests can speak for distinct clients.
+      ...(options.clientIp ? { 'x-forwarded-for': options.clientIp } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.cookie ? { cookie: options.cookie } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    json: text ? (JSON.parse(text) as { data?: Record<string, unknown>; error?: string }) : {},
+  };
+}
+
+for (const setup of setups) {
+  describe(setup.name, () => {
+    const dir = tempDir('palisade-multi-');
+    const consoles: ConsoleProcess[] = [];
+    let cookie = '';
+    const nth = (i: number) => consoles[i % consoles.length]!.url;
+
+    before(async () => {
+      const env = {
+        PALISADE_DATA_DIR: dir.path,
+        PALISADE_BOOTSTRAP_ADMIN: '0',
+        PALISADE_TRUST_PROXY: '127.0.0.1',
+        ...setup.env(),
+      };
+      // Start them together: migrations must run once, safely, when several processes start at the same time.
+      consoles.push(...(await Promise.all(Array.from({ length: setup.count }, () => startConsoleProcess(env)))));
+      const email = `multi-${process.pid}-${setup.count}-${Math.random().toString(36).slice(2, 6)}@example.com`;
+      const res = await fetch(`${nth(0)}/api/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: 'several-consoles', name: 'Multi' }),
+      });
+      assert.equal(res.status, 201);
+      cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    });
+
+    after(async () => {
+      await Promise.all(consoles.map((c) => c.kill()));
+      dir.remove();
+      const schemaName = setup.env().PALISADE_DATABASE_SCHEMA;
+      if (pgUrl && schemaName) {
+        const client = new pg.Client({ connectionString: pgUrl });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schemaName}" CASCADE`);
+        await client.end();
+      }
+    });
+
+    test('a session made on one console works on every console, and logout on one ends it everywhere', async () => {
+      for (let i = 0; i < consoles.length; i += 1) {
+        assert.equal((await api(nth(i), 'GET', '/api/account/me', { cookie })).status, 200);
+      }
+      const login = await fetch(`${nth(1)}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          email: (await api(nth(0), 'GET', '/api/account/me', { cookie })).json.data!.email,
+          password: 'several-consoles',
+        }),
+      });
+      const second = login.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await api(nth(2), 'POST', '/api/auth/logout', { cookie: second })).status, 200);
+      for (let i = 0; i < consoles.length; i += 1) {
+        assert.equal((await api(nth(i), 'GET', '/api/account/me', { cookie: second })).status, 401);
+      }
+    });
+
+    test('exactly 120 v1 requests a minute succeed for one token, spread across the consoles', async () => {
+      const token = (await api(nth(0), 'POST', '/api/tokens', { cookie, body: { name: 'spread' } })).json.data!
+        .token as string;
+      const answers = await Promise.all(
+        Array.from({ length: 150 }, (_, i) => api(nth(i), 'GET', '/api/v1/me', { token })),
+      );
+      const ok = answers.filter((a) => a.status === 200).length;
+      const limited = answers.filter((a) => a.status === 429);
+      assert.equal(ok, 120);
+      assert.equal(limited.length, 30);
+      for (const a of limited) assert.ok(Number(a.headers.get('retry-after')) >= 1);
+    });
+
+    test('a revoked token fails on every console at once', async () => {
+      const created = (await api(nth(0), 'POST', '/api/tokens', { cookie, body: { name: 'short-lived' } })).json.data!;
+      for (let i = 0; i < consoles.length; i += 1) {
+        assert.equal((await api(nth(i), 'GET', '/api/v1/servers', { token: created.token as string })).status, 200);
+      }
+      assert.equal((await api(nth(1), 'DELETE', `/api/tokens/${created.id}`, { cookie })).status, 200);
+      for (let i = 0; i < consoles.length; i += 1) {
+        assert.equal((await api(nth(i), 'GET', '/api/v1/servers', { token: created.token as string })).status, 401);
+      }
+    });
+
+    test('the login window is per IP across every console: the 9th attempt in a minute is refused', async () => {
+      const attempts = [];
+      for (let i = 0; i < 9; i += 1) {
+        const body = { email: 'nobody@example.com', password: 'wrong-password' };
+        attempts.push(await api(nth(i), 'POST', '/api/auth/login', { body, clientIp: '198.51.100.77' }));
+      }
+      assert.deepEqual(
+        attempts.map((a) => a.status),
+        [401, 401, 401, 401, 401, 401, 401, 401, 429],
+      );
+      assert.equal(attempts[8]!.json.error, 'too many attempts, try again later');
+      const other = await api(nth(0), 'POST', '/api/auth/login', {
+        body: { email: 'nobody@example.com', password: 'x' },
+        clientIp: '198.51.100.78',
+      });
+      assert.equal(other.status, 401, 'another client is not limited');
+    });
+  });
+}
