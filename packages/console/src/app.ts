@@ -9,6 +9,7 @@ import { registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
 import agentRoutes from './routes/agent/index.js';
 import authRoutes from './routes/auth/index.js';
+import benchmarkRoutes from './routes/benchmarks/index.js';
 import catalogRoutes from './routes/catalog/index.js';
 import serverRoutes from './routes/servers/index.js';
 import tokenRoutes from './routes/tokens/index.js';
@@ -18,6 +19,7 @@ import { createSecretBox, loadSecretKey, type SecretBox } from './secrets.js';
 import { type AccessTokensService, createAccessTokensService } from './services/access-tokens.service.js';
 import { type AccountsService, createAccountsService } from './services/accounts.service.js';
 import { createAgentClient } from './services/agent-client.js';
+import { type BenchmarksService, createBenchmarksService } from './services/benchmarks.service.js';
 import { type CatalogService, createCatalogService } from './services/catalog.service.js';
 import { type CheckinsService, createCheckinsService } from './services/checkins.service.js';
 import { createFleetService, type FleetService } from './services/fleet.service.js';
@@ -30,6 +32,7 @@ export interface Services {
   fleet: FleetService;
   servers: ServersService;
   checkins: CheckinsService;
+  benchmarks: BenchmarksService;
 }
 
 declare module 'fastify' {
@@ -74,13 +77,17 @@ export function createBoundaries(config: ConsoleConfig) {
 export function createServices(deps: ServiceDeps): Services {
   const { db, clock, config } = deps;
   const agents = createAgentClient(deps.outbound, config.agentTimeoutMs, clock);
+  const checkins = createCheckinsService({ db, clock, config });
+  const benchmarks = createBenchmarksService({ db, clock });
+  checkins.addJobSource((serverId) => benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
   return {
     accounts: createAccountsService({ db, clock, config }),
     tokens: createAccessTokensService({ db, clock }),
     catalog: createCatalogService({ db, clock }),
     fleet: createFleetService({ db, clock }),
     servers: createServersService({ db, clock, config, agents, secrets: deps.secrets }),
-    checkins: createCheckinsService({ db, clock, config }),
+    checkins,
+    benchmarks,
   };
 }
 
@@ -138,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
   await app.register(agentRoutes);
+  await app.register(benchmarkRoutes);
   await app.register(webRoutes);
   await app.register(v1Routes);
   return app;

@@ -41,6 +41,7 @@ export function startHousekeeping(app: FastifyInstance) {
   };
   const timers = [
     every(5 * 60_000, 'sample-rollup', () => app.services.checkins.rollupSamples()),
+    every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
     every(60 * 60_000, 'session-cleanup', () => deleteExpiredSessions(app.db, app.clock())),
     every(10 * 60_000, 'rate-limit-cleanup', () => deleteEndedWindows(app.db, app.clock())),
   ];

@@ -1,3 +1,4 @@
+export * from './benchmark.js';
 export * from './envelope.js';
 export * from './tokens.js';
 export * from './v1.js';

@@ -104,6 +104,7 @@ export interface BenchmarkRunsTable {
   started_at: number | null;
   finished_at: number | null;
   updated_at: number;
+  handed_at: number | null;
 }
 
 export interface RateLimitWindowsTable {

@@ -1,4 +1,5 @@
-import type { Database } from '../db/schema.js';
+import type { Insertable, Updateable } from 'kysely';
+import type { BenchmarkRunRow, BenchmarkRunsTable, Database } from '../db/schema.js';
 
 /** Finished runs of a server, newest first. */
 export async function listDoneRuns(db: Database, serverId: number) {
@@ -32,5 +33,62 @@ export async function listRuns(db: Database, serverId: number, limit = 50) {
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
+    .execute();
+}
+
+export async function insertRun(db: Database, run: Insertable<BenchmarkRunsTable>) {
+  return db.insertInto('benchmark_runs').values(run).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findActiveRun(db: Database, serverId: number) {
+  return db
+    .selectFrom('benchmark_runs')
+    .select(['id', 'status'])
+    .where('server_id', '=', serverId)
+    .where('status', 'in', ['pending', 'running'])
+    .executeTakeFirst();
+}
+
+/** Pending runs whose token was never handed out, or handed out before `handedBefore` without a start. */
+export async function runsToHandOut(db: Database, serverId: number, handedBefore: number) {
+  return db
+    .selectFrom('benchmark_runs')
+    .selectAll()
+    .where('server_id', '=', serverId)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', handedBefore)]))
+    .execute();
+}
+
+export async function findRunByToken(db: Database, tokenHash: string) {
+  return db.selectFrom('benchmark_runs').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/** Updates a run only while it is still in `expected` status; false when it moved on meanwhile. */
+export async function updateRunIf(
+  db: Database,
+  id: number,
+  expected: BenchmarkRunRow['status'][],
+  fields: Updateable<BenchmarkRunsTable>,
+) {
+  const result = await db
+    .updateTable('benchmark_runs')
+    .set(fields)
+    .where('id', '=', id)
+    .where('status', 'in', expected)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function staleRuns(db: Database, pendingBefore: number, quietBefore: number) {
+  return db
+    .selectFrom('benchmark_runs')
+    .select(['id', 'status'])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'pending'), eb('created_at', '<', pendingBefore)]),
+        eb.and([eb('status', '=', 'running'), eb('updated_at', '<', quietBefore)]),
+      ]),
+    )
     .execute();
 }

@@ -1,11 +1,73 @@
-import type { FastifyInstance } from 'fastify';
-import { unauthorized } from '../../errors.js';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { badRequest, unauthorized } from '../../errors.js';
+import { parseId } from '../../validation.js';
 
-/** Routes agents call with their per-server daemon token (`Authorization: Bearer dmn_…`). */
+/** The network benchmark moves payloads of up to this size each way. */
+export const PAYLOAD_MAX_BYTES = 32 * 1024 * 1024;
+
+function bearer(request: FastifyRequest): string | null {
+  return /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? null;
+}
+
+/** Routes agents call: check-ins with the daemon token (`dmn_…`), benchmark reports with the run token (`bmt_…`). */
 export default async function agentRoutes(app: FastifyInstance) {
   app.post('/api/agent/checkin', async (request) => {
-    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    if (!match) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
-    return { data: await app.services.checkins.checkin(match[1]!, request.body) };
+    const token = bearer(request);
+    if (!token) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
+    return { data: await app.services.checkins.checkin(token, request.body) };
+  });
+
+  const run = (request: FastifyRequest<{ Params: { run: string } }>) =>
+    app.services.benchmarks.runForToken(bearer(request), parseId(request.params.run));
+
+  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/start', async (request) => {
+    await app.services.benchmarks.start(await run(request));
+    return { data: { status: 'running' } };
+  });
+
+  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/log', async (request) => {
+    await app.services.benchmarks.log(await run(request), request.body);
+    return { data: { logged: true } };
+  });
+
+  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/result', async (request) => {
+    await app.services.benchmarks.result(await run(request), request.body);
+    return { data: { received: true } };
+  });
+
+  // Network section: the agent downloads and uploads payloads and times small round trips.
+  app.get<{ Params: { run: string }; Querystring: { bytes?: string } }>(
+    '/api/agent/benchmarks/:run/payload',
+    async (request, reply) => {
+      await run(request);
+      const bytes = Number(request.query.bytes ?? 1024 * 1024);
+      if (!Number.isInteger(bytes) || bytes < 0 || bytes > PAYLOAD_MAX_BYTES) {
+        throw badRequest(`bytes: expected a whole number from 0 to ${PAYLOAD_MAX_BYTES}`);
+      }
+      return reply.type('application/octet-stream').send(randomBytes(bytes));
+    },
+  );
+
+  app.register(async (upload) => {
+    upload.addContentTypeParser(
+      'application/octet-stream',
+      { parseAs: 'buffer', bodyLimit: PAYLOAD_MAX_BYTES },
+      (_req, body, done) => done(null, body),
+    );
+    upload.post<{ Params: { run: string } }>(
+      '/api/agent/benchmarks/:run/payload',
+      { bodyLimit: PAYLOAD_MAX_BYTES },
+      async (request) => {
+        await run(request);
+        const body = request.body;
+        return { data: { bytes: Buffer.isBuffer(body) ? body.length : 0 } };
+      },
+    );
+  });
+
+  app.get<{ Params: { run: string } }>('/api/agent/benchmarks/:run/ping', async (request) => {
+    await run(request);
+    return { data: { pong: true } };
   });
 }

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { notFound } from '../../errors.js';
+import { requireSession } from '../../plugins/auth.js';
+import { parseId, parseInput } from '../../validation.js';
+
+const createBody = z.object({
+  label: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+});
+
+/** The dashboard's view of benchmark runs: every status, log and checks included. */
+export default async function benchmarkRoutes(app: FastifyInstance) {
+  app.get<{ Params: { id: string } }>(
+    '/api/servers/:id/benchmarks',
+    { preHandler: requireSession },
+    async (request) => {
+      const id = parseId(request.params.id);
+      if (id === null) throw notFound('server');
+      return { data: { runs: await app.services.benchmarks.list(request.account!.id, id) } };
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/api/servers/:id/benchmarks',
+    { preHandler: requireSession },
+    async (request, reply) => {
+      const id = parseId(request.params.id);
+      if (id === null) throw notFound('server');
+      const { label } = parseInput(createBody, request.body, 'body');
+      return reply
+        .status(201)
+        .send({ data: { run: await app.services.benchmarks.create(request.account!.id, id, label) } });
+    },
+  );
+}
