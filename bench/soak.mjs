@@ -26,7 +26,12 @@ const { createServices, createBoundaries } = await import(join(dist, 'app.js'));
 const { generateToken, hashToken } = await import(join(root, 'packages/protocol/dist/src/index.js'));
 
 const dataDir = mkdtempSync(join(tmpdir(), 'palisade-soak-'));
-const env = { PALISADE_DATA_DIR: dataDir, PALISADE_PORT: '0', PALISADE_LOG_LEVEL: 'warn', PALISADE_BOOTSTRAP_ADMIN: '0' };
+const env = {
+  PALISADE_DATA_DIR: dataDir,
+  PALISADE_PORT: '0',
+  PALISADE_LOG_LEVEL: 'warn',
+  PALISADE_BOOTSTRAP_ADMIN: '0',
+};
 
 const config = loadConfig(env);
 const database = await openDatabase(config);
@@ -36,9 +41,23 @@ await services.catalog.seed();
 const account = await services.accounts.create({ email: 'soak@example.com', password: 'soak-password', name: 'Soak' });
 await database.db
   .insertInto('catalog_items')
-  .values({ sku: 'soak', name: 'Soak', description: '', price_cents: 0, currency: 'USD', interval: 'month', server_limit: AGENTS, features: '[]', created_at: Date.now() })
+  .values({
+    sku: 'soak',
+    name: 'Soak',
+    description: '',
+    price_cents: 0,
+    currency: 'USD',
+    interval: 'month',
+    server_limit: AGENTS,
+    features: '[]',
+    created_at: Date.now(),
+  })
   .execute();
-const item = await database.db.selectFrom('catalog_items').select('id').where('sku', '=', 'soak').executeTakeFirstOrThrow();
+const item = await database.db
+  .selectFrom('catalog_items')
+  .select('id')
+  .where('sku', '=', 'soak')
+  .executeTakeFirstOrThrow();
 const product = await services.catalog.addProduct(account.id, item.id);
 const daemons = [];
 for (let i = 0; i < AGENTS; i += 1) {
@@ -46,7 +65,16 @@ for (let i = 0; i < AGENTS; i += 1) {
   daemons.push(token);
   await database.db
     .insertInto('servers')
-    .values({ account_id: account.id, product_id: product.id, name: `soak-${i}`, api_url: 'http://10.0.0.1:9100', api_key_enc: boundaries.secrets.seal('agk_x'), facts: '{}', daemon_token_hash: hashToken(token), created_at: Date.now() })
+    .values({
+      account_id: account.id,
+      product_id: product.id,
+      name: `soak-${i}`,
+      api_url: 'http://10.0.0.1:9100',
+      api_key_enc: boundaries.secrets.seal('agk_x'),
+      facts: '{}',
+      daemon_token_hash: hashToken(token),
+      created_at: Date.now(),
+    })
     .execute();
 }
 const tokens = [];
@@ -76,6 +104,7 @@ const count = (s) => {
   statuses[s] = (statuses[s] ?? 0) + 1;
 };
 let n = 0;
+let listed = 0;
 const tick = setInterval(() => {
   for (let i = 0; i < RATE / 10; i += 1) {
     const id = n++ % AGENTS;
@@ -83,12 +112,26 @@ const tick = setInterval(() => {
       agent_version: '0.1.0',
       hostname: `soak-${id}`,
       facts: { cores: 2, mem_total_mb: 4000 },
-      sample: { ts: Date.now(), cpu_pct: n % 100, mem_used_mb: 1000, mem_total_mb: 4000, disk_used_pct: 40, load1: 0.5, rx_bps: 1, tx_bps: 1 },
+      sample: {
+        ts: Date.now(),
+        cpu_pct: n % 100,
+        mem_used_mb: 1000,
+        mem_total_mb: 4000,
+        disk_used_pct: 40,
+        load1: 0.5,
+        rx_bps: 1,
+        tx_bps: 1,
+      },
     });
-    request('POST', '/api/agent/checkin', { 'content-type': 'application/json', authorization: `Bearer ${daemons[id]}` }, body).then(count);
+    request(
+      'POST',
+      '/api/agent/checkin',
+      { 'content-type': 'application/json', authorization: `Bearer ${daemons[id]}` },
+      body,
+    ).then(count);
   }
   for (let i = 0; i < RATE / 20; i += 1) {
-    request('GET', '/api/v1/servers', { authorization: `Bearer ${tokens[n % tokens.length]}` }).then(count);
+    request('GET', '/api/v1/servers', { authorization: `Bearer ${tokens[listed++ % tokens.length]}` }).then(count);
   }
 }, 100);
 
@@ -115,6 +158,8 @@ const afterWarmup = samples.filter((s) => s.minute >= 1);
 const first = afterWarmup[0]?.rss ?? samples[0].rss;
 const last = samples.at(-1).rss;
 const max = Math.max(...samples.map((s) => s.rss));
-console.log(`\nRSS after warm-up ${fmt(first)} MB, at the end ${fmt(last)} MB, peak ${fmt(max)} MB; growth ${fmt(last - first)} MB (bound ${BOUND_MB} MB): ${last - first <= BOUND_MB ? 'PASS' : 'ABOVE BOUND'}`);
+console.log(
+  `\nRSS after warm-up ${fmt(first)} MB, at the end ${fmt(last)} MB, peak ${fmt(max)} MB; growth ${fmt(last - first)} MB (bound ${BOUND_MB} MB): ${last - first <= BOUND_MB ? 'PASS' : 'ABOVE BOUND'}`,
+);
 console.log(`answers: ${JSON.stringify(statuses)}`);
 process.exit(0);
