@@ -33,10 +33,28 @@ async function prepare(env) {
   await services.catalog.seed();
   await database.db
     .insertInto('catalog_items')
-    .values({ sku: 'bench', name: 'Bench', description: '', price_cents: 0, currency: 'USD', interval: 'month', server_limit: AGENTS, features: '[]', created_at: Date.now() })
+    .values({
+      sku: 'bench',
+      name: 'Bench',
+      description: '',
+      price_cents: 0,
+      currency: 'USD',
+      interval: 'month',
+      server_limit: AGENTS,
+      features: '[]',
+      created_at: Date.now(),
+    })
     .execute();
-  const item = await database.db.selectFrom('catalog_items').select('id').where('sku', '=', 'bench').executeTakeFirstOrThrow();
-  const account = await services.accounts.create({ email: 'ingest@example.com', password: 'bench-password', name: 'Ingest' });
+  const item = await database.db
+    .selectFrom('catalog_items')
+    .select('id')
+    .where('sku', '=', 'bench')
+    .executeTakeFirstOrThrow();
+  const account = await services.accounts.create({
+    email: 'ingest@example.com',
+    password: 'bench-password',
+    name: 'Ingest',
+  });
   const product = await services.catalog.addProduct(account.id, item.id);
   const tokens = [];
   const sealed = boundaries.secrets.seal('agk_x');
@@ -69,7 +87,19 @@ function body(i) {
     hostname: `agent-${i}`,
     public_ip: '203.0.113.9',
     facts: { os: 'Debian GNU/Linux 12', kernel: '6.1.0', cores: 2, arch: 'x64', mem_total_mb: 4000 },
-    sample: { ts: Date.now(), cpu_pct: (i * 7) % 100, mem_used_mb: 1500, mem_total_mb: 4000, disk_used_pct: 55, load1: 0.4, rx_bps: 12000, tx_bps: 8000, rx_pps: 40, tx_pps: 30, net_errors_ps: 0 },
+    sample: {
+      ts: Date.now(),
+      cpu_pct: (i * 7) % 100,
+      mem_used_mb: 1500,
+      mem_total_mb: 4000,
+      disk_used_pct: 55,
+      load1: 0.4,
+      rx_bps: 12000,
+      tx_bps: 8000,
+      rx_pps: 40,
+      tx_pps: 30,
+      net_errors_ps: 0,
+    },
     protection: { backend: 'monitor' },
     alerter: { webhook_set: false, queued: 0 },
   });
@@ -84,21 +114,31 @@ async function post(url, total, tokens) {
     new Promise((resolve, reject) => {
       const payload = body(i);
       const started = process.hrtime.bigint();
-      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % tokens.length]}` } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-          resolve();
-        });
-      });
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % tokens.length]}` },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+            statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });
   const began = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < total) await one(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < total) await one(next++);
+    }),
+  );
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
   agent.destroy();
   latencies.sort((a, b) => a - b);
@@ -141,8 +181,14 @@ for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
 
 console.log(`\nCheck-in ingest: ${AGENTS} agents, ${TOTAL} check-ins, ${CONCURRENCY} in flight, one console process`);
 for (const { dialect, reference, measured } of results) {
-  console.log(`bare node:http (parse + constant answer) ${fmt(reference.rate, 0)}/s  p50 ${fmt(reference.p50, 2)} ms  p99 ${fmt(reference.p99, 2)} ms  ${JSON.stringify(reference.statuses)}`);
-  console.log(`console/${dialect}: ${fmt(measured.rate, 0)} check-ins/s  p50 ${fmt(measured.p50, 2)} ms  p99 ${fmt(measured.p99, 2)} ms  ${JSON.stringify(measured.statuses)}`);
-  console.log(`ratio to bare: ${fmt((100 * measured.rate) / reference.rate, 1)}%; bar ≥ 2000/s: ${measured.rate >= 2000 ? 'PASS' : `BELOW BAR by ${fmt(2000 - measured.rate, 0)}/s`}\n`);
+  console.log(
+    `bare node:http (parse + constant answer) ${fmt(reference.rate, 0)}/s  p50 ${fmt(reference.p50, 2)} ms  p99 ${fmt(reference.p99, 2)} ms  ${JSON.stringify(reference.statuses)}`,
+  );
+  console.log(
+    `console/${dialect}: ${fmt(measured.rate, 0)} check-ins/s  p50 ${fmt(measured.p50, 2)} ms  p99 ${fmt(measured.p99, 2)} ms  ${JSON.stringify(measured.statuses)}`,
+  );
+  console.log(
+    `ratio to bare: ${fmt((100 * measured.rate) / reference.rate, 1)}%; bar ≥ 2000/s: ${measured.rate >= 2000 ? 'PASS' : `BELOW BAR by ${fmt(2000 - measured.rate, 0)}/s`}\n`,
+  );
 }
 process.exit(0);

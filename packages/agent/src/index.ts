@@ -1,1 +1,12 @@
-export const AGENT_VERSION = "0.1.0";
+export type { AlertEvent, Alerter, AlerterState, AlertPayload, AttackDetails } from './alerter/alerter.js';
+export { createAlerter } from './alerter/alerter.js';
+export { signatureHeader } from './alerter/signature.js';
+export type { AgentConfig } from './config/config.js';
+export { ConfigError, loadConfigFile, parseConfig } from './config/config.js';
+export type { RunningDaemon } from './daemon.js';
+export { startDaemon } from './daemon.js';
+export type { AgentDeps, HostSource } from './deps.js';
+export { realDeps, realHost } from './deps.js';
+export type { JobHandler, JobRunner } from './jobs/job-runner.js';
+export type { AttackCounts, ProtectionProvider, ProtectionState } from './protection/provider.js';
+export { AGENT_VERSION } from './version.js';

@@ -1,0 +1,211 @@
+import { OutboundError, type PostJson } from '../http/outbound.js';
+import type { JobRunner } from '../jobs/job-runner.js';
+import type { Enrolment } from '../state/enrolment.js';
+
+export interface CheckinSettings {
+  intervalS: number;
+  timeoutMs: number;
+}
+
+/** The `checkin` part of /metrics and `info`. */
+export interface CheckinStatus {
+  enrolled: boolean;
+  console_url: string | null;
+  state: 'not_enrolled' | 'ok' | 'backing_off' | 'revoked' | 'starting';
+  interval_s: number;
+  last_attempt_at: number | null;
+  last_success_at: number | null;
+  last_error: string | null;
+  consecutive_failures: number;
+  backoff_s: number | null;
+  next_attempt_at: number | null;
+}
+
+/** Seconds until the next try after `failures` failures in a row: doubling from the interval, capped. */
+export const BACKOFF_CAP_S = 300;
+export function nextDelayS(intervalS: number, failures: number): number {
+  if (failures <= 0) return intervalS;
+  return Math.min(intervalS * 2 ** failures, Math.max(intervalS, BACKOFF_CAP_S));
+}
+
+export interface Checkin {
+  start(enrolment: Enrolment): void;
+  stop(): void;
+  configure(settings: CheckinSettings): void;
+  status(): CheckinStatus;
+  /** One check-in now (the timer calls this too). */
+  attempt(): Promise<void>;
+}
+
+/**
+ * Checks in with the console on a timer that never blocks the API. While the console is down or
+ * answers 5xx, waits grow exponentially; a 401 means the enrolment was revoked, and check-ins stop
+ * until the agent is enrolled again.
+ */
+export function createCheckin(opts: {
+  clock: () => number;
+  settings: CheckinSettings;
+  post: PostJson;
+  body: () => unknown;
+  version: string;
+  jobs: JobRunner;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Timer seam for tests; returns a cancel function. */
+  schedule?: (fn: () => void, ms: number) => () => void;
+}): Checkin {
+  const { clock, post, log } = opts;
+  const schedule =
+    opts.schedule ??
+    ((fn: () => void, ms: number) => {
+      const t = setTimeout(fn, ms);
+      return () => clearTimeout(t);
+    });
+  let settings = opts.settings;
+  let enrolment: Enrolment | null = null;
+  let consoleIntervalS: number | null = null;
+  let cancel: (() => void) | null = null;
+  let inFlight = false;
+  let generation = 0;
+  const status: CheckinStatus = {
+    enrolled: false,
+    console_url: null,
+    state: 'not_enrolled',
+    interval_s: settings.intervalS,
+    last_attempt_at: null,
+    last_success_at: null,
+    last_error: null,
+    consecutive_failures: 0,
+    backoff_s: null,
+    next_attempt_at: null,
+  };
+
+  const interval = () => consoleIntervalS ?? settings.intervalS;
+
+  function plan(delayS: number) {
+    cancel?.();
+    const jitter = status.consecutive_failures > 0 ? 1 + Math.random() * 0.1 : 1;
+    const ms = Math.round(delayS * 1000 * jitter);
+    status.next_attempt_at = clock() + ms;
+    cancel = schedule(() => {
+      cancel = null;
+      void attempt();
+    }, ms);
+  }
+
+  function failed(message: string) {
+    status.consecutive_failures++;
+    status.last_error = message;
+    status.state = 'backing_off';
+    const delay = nextDelayS(interval(), status.consecutive_failures);
+    status.backoff_s = delay;
+    if (status.consecutive_failures === 1 || status.consecutive_failures % 10 === 0) {
+      log('warn', `check-in failed (${status.consecutive_failures} in a row): ${message}; next try in ${delay} s`);
+    }
+    plan(delay);
+  }
+
+  async function attempt(): Promise<void> {
+    if (!enrolment || inFlight || status.state === 'revoked') return;
+    inFlight = true;
+    const mine = generation;
+    const target = enrolment;
+    status.last_attempt_at = clock();
+    try {
+      let answer: { status: number; body: string };
+      try {
+        answer = await post(
+          `${target.console_url}/api/agent/checkin`,
+          JSON.stringify(opts.body()),
+          { authorization: `Bearer ${target.token}` },
+          settings.timeoutMs,
+        );
+      } catch (err) {
+        if (mine !== generation) return;
+        const why =
+          err instanceof OutboundError && err.kind === 'timeout'
+            ? 'the console did not answer'
+            : 'could not reach the console';
+        failed(`${why}: ${(err as Error).message}`);
+        return;
+      }
+      if (mine !== generation) return;
+      if (answer.status === 401) {
+        status.state = 'revoked';
+        status.last_error =
+          'the console refused the daemon token (HTTP 401): the enrolment was revoked or the server removed';
+        status.next_attempt_at = null;
+        status.backoff_s = null;
+        log('error', `check-in: ${status.last_error}. Check-ins stopped; enrol again with palisade-agent enroll`);
+        return;
+      }
+      if (answer.status < 200 || answer.status > 299) {
+        failed(`the console answered HTTP ${answer.status}${errorText(answer.body)}`);
+        return;
+      }
+      const data = parseAnswer(answer.body);
+      if (data.intervalS !== null) consoleIntervalS = data.intervalS;
+      for (const job of data.jobs) opts.jobs.accept(job);
+      if (status.consecutive_failures > 0) log('info', 'check-in: the console answers again');
+      status.consecutive_failures = 0;
+      status.backoff_s = null;
+      status.last_error = null;
+      status.last_success_at = clock();
+      status.state = 'ok';
+      status.interval_s = interval();
+      plan(interval());
+    } finally {
+      inFlight = false;
+    }
+  }
+
+  return {
+    start(next) {
+      generation++;
+      cancel?.();
+      enrolment = next;
+      consoleIntervalS = null;
+      Object.assign(status, {
+        enrolled: true,
+        console_url: next.console_url,
+        state: 'starting',
+        interval_s: settings.intervalS,
+        last_error: null,
+        consecutive_failures: 0,
+        backoff_s: null,
+      });
+      inFlight = false;
+      plan(0);
+    },
+    stop() {
+      generation++;
+      cancel?.();
+      cancel = null;
+    },
+    configure(next) {
+      settings = next;
+      status.interval_s = interval();
+    },
+    status: () => ({ ...status }),
+    attempt,
+  };
+}
+
+function errorText(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    if (typeof parsed.error === 'string') return `: ${parsed.error.slice(0, 200)}`;
+  } catch {}
+  return '';
+}
+
+/** `{data:{interval_s, jobs}}`; anything missing or odd is ignored rather than trusted. */
+export function parseAnswer(body: string): { intervalS: number | null; jobs: unknown[] } {
+  let data: { interval_s?: unknown; jobs?: unknown } = {};
+  try {
+    const parsed = JSON.parse(body) as { data?: unknown };
+    if (parsed.data && typeof parsed.data === 'object') data = parsed.data as typeof data;
+  } catch {}
+  const i = data.interval_s;
+  const intervalS = typeof i === 'number' && Number.isInteger(i) && i >= 1 && i <= 86_400 ? i : null;
+  return { intervalS, jobs: Array.isArray(data.jobs) ? data.jobs : [] };
+}

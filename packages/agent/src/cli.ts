@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  alertTestCommand,
+  CliError,
+  type ConfigChoice,
+  enrollCommand,
+  infoCommand,
+  keyCommand,
+  reloadCommand,
+} from './cli/commands.js';
+import { ConfigError, DEFAULT_CONFIG_FILE } from './config/config.js';
+import { startDaemon } from './daemon.js';
+import { realDeps } from './deps.js';
+import { streamLog } from './log.js';
+import { DEFAULT_STATE_DIR } from './state/state-dir.js';
+import { AGENT_VERSION } from './version.js';
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+function fail(err: unknown): never {
+  if (err instanceof ConfigError) process.stderr.write(`palisade-agent: bad config:\n${err.message}\n`);
+  else process.stderr.write(`palisade-agent: ${(err as Error).message ?? String(err)}\n`);
+  process.exit(err instanceof CliError ? err.exitCode : 1);
+}
+
+interface CommonOptions {
+  config?: string;
+  stateDir: string;
+}
+
+const configChoice = (o: CommonOptions): ConfigChoice => ({
+  file: o.config ?? DEFAULT_CONFIG_FILE,
+  explicit: o.config !== undefined,
+});
+
+function positiveInt(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000)
+    throw new InvalidArgumentError('expected a whole number from 1 to 10000');
+  return n;
+}
+
+const program = new Command('palisade-agent')
+  .description('Palisade agent: measures this server, serves /health and /metrics, sends alerts and checks in')
+  .version(AGENT_VERSION)
+  .showHelpAfterError()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+const withConfig = (c: Command) =>
+  c
+    .option('-c, --config <file>', `config file of dotted keys (default ${DEFAULT_CONFIG_FILE})`)
+    .option('-s, --state-dir <dir>', 'state directory (key hash, enrolment, TLS)', DEFAULT_STATE_DIR);
+
+withConfig(program.command('run').description('run the daemon')).action(async (o: CommonOptions) => {
+  const log = streamLog();
+  const daemon = await startDaemon({
+    configFile: configChoice(o).file,
+    configExplicit: configChoice(o).explicit,
+    stateDir: o.stateDir,
+    deps: realDeps(),
+    log,
+    print,
+  }).catch(fail);
+  process.on('SIGHUP', () => daemon.reload());
+  let closing = false;
+  const stop = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log('info', `${signal}: shutting down`);
+    daemon.close().then(
+      () => process.exit(0),
+      (err) => fail(err),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+});
+
+withConfig(
+  program.command('key').description('print the metrics address and a new key (rotates: the old key stops working)'),
+).action((o: CommonOptions) => keyCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o)).catch(fail));
+
+withConfig(program.command('info').description('show config, key, enrolment, daemon and measurement status'))
+  .option('--json', 'print as JSON')
+  .action((o: CommonOptions & { json?: boolean }) =>
+    infoCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o), o.json === true).catch(fail),
+  );
+
+program
+  .command('reload')
+  .description('make the running daemon re-read its config file (same as SIGHUP)')
+  .option('-s, --state-dir <dir>', 'state directory of the running daemon', DEFAULT_STATE_DIR)
+  .action((o: CommonOptions) => reloadCommand({ deps: realDeps(), print }, o.stateDir).catch(fail));
+
+program
+  .command('enroll')
+  .description('enrol with a console by hand (what the console does through POST /enroll)')
+  .requiredOption('--console <url>', 'the console address, e.g. https://console.example.com')
+  .requiredOption('--token <token>', 'the daemon token the console gave (dmn_…)')
+  .option('-s, --state-dir <dir>', 'state directory', DEFAULT_STATE_DIR)
+  .action((o: CommonOptions & { console: string; token: string }) =>
+    enrollCommand({ deps: realDeps(), print }, o.stateDir, o.console, o.token).catch(fail),
+  );
+
+withConfig(
+  program.command('alert-test').description('send a test event to alerter.url (through the daemon when it runs)'),
+)
+  .option('--count <n>', 'number of test events (through the daemon)', positiveInt, 1)
+  .action((o: CommonOptions & { count: number }) =>
+    alertTestCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o), o.count).catch(fail),
+  );
+
+program.parseAsync(process.argv).catch(fail);

@@ -1,0 +1,125 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KeyCheck } from '../state/agent-key.js';
+import { isInside, type NetworkRange, parseClientAddress } from './ip-ranges.js';
+
+/** What the metrics API serves; every answer comes from memory. */
+export interface ApiRoutes {
+  keys: KeyCheck;
+  whitelist: () => NetworkRange[];
+  health: () => unknown;
+  metrics: () => unknown;
+  prometheus: () => string;
+  /** Validates and stores an enrolment; throws an Error whose message names the bad field. */
+  enroll: (body: unknown) => void;
+}
+
+const MAX_BODY = 16 * 1024;
+
+/** An error answered to the client as `{"error": message}`. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: http.ServerResponse, status: number, body: string, type = 'application/json') {
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
+  res.end(body);
+}
+
+const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, JSON.stringify(value));
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new HttpError(413, `body: larger than ${MAX_BODY} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * Checks the key first (401), then the whitelist (403), then routes. Order matters: without a
+ * valid key a client learns nothing, not even whether its address is allowed.
+ */
+export function authorize(req: http.IncomingMessage, routes: ApiRoutes): void {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (!match) throw new HttpError(401, 'missing agent key: send Authorization: Bearer agk_…');
+  if (!routes.keys.matches(match[1]!)) throw new HttpError(401, 'invalid agent key');
+  const whitelist = routes.whitelist();
+  if (whitelist.length === 0) return;
+  const client = parseClientAddress(req.socket.remoteAddress);
+  if (!client || !isInside(client, whitelist)) {
+    throw new HttpError(403, `address ${client?.toString() ?? 'unknown'} is not in metrics.whitelist`);
+  }
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: ApiRoutes) {
+  authorize(req, routes);
+  const path = (req.url ?? '/').split('?')[0]!;
+  const route = `${req.method} ${path.length > 1 ? path.replace(/\/+$/, '') : path}`;
+  switch (route) {
+    case 'GET /health':
+      return json(res, 200, routes.health());
+    case 'GET /metrics':
+      return json(res, 200, routes.metrics());
+    case 'GET /metrics/prometheus':
+      return send(res, 200, routes.prometheus(), 'text/plain; version=0.0.4; charset=utf-8');
+    case 'POST /enroll': {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req));
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        throw new HttpError(400, 'body: expected a JSON object with console_url and token');
+      }
+      try {
+        routes.enroll(body);
+      } catch (err) {
+        throw new HttpError(400, (err as Error).message);
+      }
+      return json(res, 200, { enrolled: true });
+    }
+  }
+  if (['/health', '/metrics', '/metrics/prometheus', '/enroll'].includes(path)) {
+    throw new HttpError(405, `method ${req.method} not allowed on ${path}`);
+  }
+  throw new HttpError(404, `no route ${req.method} ${path}`);
+}
+
+/** The metrics API listener, plain HTTP or TLS. */
+export function createApiServer(
+  routes: ApiRoutes,
+  tls: { key: string; cert: string } | null,
+  onError: (err: Error) => void,
+): http.Server {
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handle(req, res, routes).catch((err: Error) => {
+      if (res.headersSent) return res.destroy();
+      if (err instanceof HttpError) return json(res, err.status, { error: err.message });
+      onError(err);
+      json(res, 500, { error: 'internal error' });
+    });
+  };
+  const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, listener) : http.createServer(listener);
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  return server;
+}

@@ -1,0 +1,87 @@
+import http from 'node:http';
+import https from 'node:https';
+
+export interface OutboundAnswer {
+  status: number;
+  body: string;
+}
+
+/** Why an outgoing call got no HTTP answer: the endpoint could not be reached, or it was silent too long. */
+export class OutboundError extends Error {
+  constructor(
+    readonly kind: 'unreachable' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+/** Sends a JSON POST and reads the answer (capped at 64 KiB); the whole exchange is bounded by `timeoutMs`. */
+export type PostJson = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+) => Promise<OutboundAnswer>;
+
+const MAX_ANSWER = 64 * 1024;
+
+export const postJson: PostJson = (url, body, headers, timeoutMs) =>
+  new Promise((resolve, reject) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      reject(new OutboundError('unreachable', `bad URL ${url}`));
+      return;
+    }
+    const client = target.protocol === 'https:' ? https : http;
+    let settled = false;
+    const finish = (err: OutboundError | null, answer?: OutboundAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(answer!);
+    };
+    const req = client.request(
+      target,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'palisade-agent',
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size <= MAX_ANSWER) chunks.push(c);
+        });
+        res.on('end', () =>
+          finish(null, { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', () => finish(null, { status: res.statusCode ?? 0, body: '' }));
+      },
+    );
+    const timer = setTimeout(() => {
+      finish(new OutboundError('timeout', `no answer within ${timeoutMs} ms`));
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      finish(new OutboundError('unreachable', describeNetworkError(err)));
+    });
+    req.end(body);
+  });
+
+function describeNetworkError(err: NodeJS.ErrnoException): string {
+  const agg = err as NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] };
+  if (agg.errors && agg.errors.length > 0) return agg.errors.map((e) => e.message).join('; ');
+  return err.message || err.code || 'network error';
+}

@@ -1,0 +1,45 @@
+import { isWellFormedToken, tokenLast4 } from '../lib/tokens.js';
+import { readJsonFile, writeFileAtomic } from './state-dir.js';
+
+/** The console this agent checks in with, and its daemon token (kept in a 0600 file). */
+export interface Enrolment {
+  console_url: string;
+  token: string;
+  enrolled_at: number;
+}
+
+/** Checks an enrolment request; the error names the field. */
+export function validateEnrolment(input: unknown): { console_url: string; token: string } {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new Error('body: expected a JSON object with console_url and token');
+  }
+  const { console_url, token } = input as Record<string, unknown>;
+  if (typeof console_url !== 'string' || console_url === '') throw new Error('console_url: required');
+  let url: URL;
+  try {
+    url = new URL(console_url);
+  } catch {
+    throw new Error('console_url: expected an http:// or https:// URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+    throw new Error('console_url: expected an http:// or https:// URL without credentials');
+  }
+  if (typeof token !== 'string' || token === '') throw new Error('token: required');
+  if (!isWellFormedToken('daemon', token)) throw new Error('token: expected a daemon token (dmn_…)');
+  return { console_url: url.toString().replace(/\/+$/, ''), token };
+}
+
+export function saveEnrolment(file: string, enrolment: Enrolment): void {
+  writeFileAtomic(file, `${JSON.stringify(enrolment)}\n`, 0o600);
+}
+
+export function readEnrolment(file: string): Enrolment | null {
+  const e = readJsonFile<Enrolment>(file);
+  if (!e) return null;
+  validateEnrolment(e);
+  return e;
+}
+
+export function describeEnrolment(e: Enrolment): string {
+  return `${e.console_url} (token …${tokenLast4(e.token)}, since ${new Date(e.enrolled_at).toISOString()})`;
+}

@@ -1,0 +1,163 @@
+// The CLI as users run it: bad flags, unreadable config, a port in use, the first key, enrol by hand.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { generateToken } from '@palisade/protocol';
+import { keyFrom, request, runCli, spawnAgent, startAgent, tempDir, writeConfig } from './agent-process.js';
+
+test('bad flags and commands exit non-zero with a message', async () => {
+  const unknownOption = await runCli(['run', '--bogus']);
+  assert.notEqual(unknownOption.code, 0);
+  assert.match(unknownOption.stderr, /unknown option '--bogus'/);
+  const unknownCommand = await runCli(['explode']);
+  assert.notEqual(unknownCommand.code, 0);
+  assert.match(unknownCommand.stderr, /unknown command 'explode'/);
+  const badCount = await runCli(['alert-test', '--count', 'zero']);
+  assert.notEqual(badCount.code, 0);
+  assert.match(badCount.stderr, /--count.*whole number/);
+  const missing = await runCli(['enroll', '--console', 'http://127.0.0.1:1']);
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /required option '--token <token>'/);
+});
+
+test('an unreadable or invalid config file stops the daemon with file and line', async (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const absent = await runCli(['run', '--config', join(dir.path, 'nope.conf'), '--state-dir', join(dir.path, 's')]);
+  assert.equal(absent.code, 1);
+  assert.match(absent.stderr, /nope\.conf:0: cannot read the config file: no such file/);
+
+  const conf = join(dir.path, 'agent.conf');
+  writeConfig(conf, { 'metrics.listen': 'nowhere', 'metrics.whitelist': '10.0.0.0/33', 'alerter.url': 'ftp://x' });
+  const bad = await runCli(['run', '--config', conf, '--state-dir', join(dir.path, 's')]);
+  assert.equal(bad.code, 1);
+  assert.ok(bad.stderr.includes(`${conf}:1: bad value for metrics.listen`), bad.stderr);
+  assert.ok(bad.stderr.includes(`${conf}:2: bad value for metrics.whitelist: "10.0.0.0/33" is not`), bad.stderr);
+  assert.ok(
+    bad.stderr.includes(`${conf}:3: bad value for alerter.url: expected an http:// or https:// URL`),
+    bad.stderr,
+  );
+});
+
+test('a port in use: clear message, non-zero exit', async (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const blocker = http.createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+  t.after(() => new Promise<void>((r) => blocker.close(() => r())));
+  const port = (blocker.address() as AddressInfo).port;
+  const conf = join(dir.path, 'agent.conf');
+  writeConfig(conf, { 'metrics.listen': `127.0.0.1:${port}` });
+  const res = await runCli(['run', '--config', conf, '--state-dir', join(dir.path, 's')]);
+  assert.equal(res.code, 1);
+  assert.match(
+    res.stderr,
+    new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(metrics\\.listen\\): the address is already in use`),
+  );
+});
+
+test('first start without a key prints one once; a second daemon on the same state dir is refused; SIGTERM cleans up', async (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const conf = join(dir.path, 'agent.conf');
+  const stateDir = join(dir.path, 'state');
+  writeConfig(conf, { 'metrics.listen': '127.0.0.1:0' });
+  const first = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
+  assert.ok('url' in first, 'exitCode' in first ? first.out : '');
+  t.after(() => first.stop());
+  const key = keyFrom(first.output());
+  assert.ok(key, first.output());
+  assert.match(first.output(), /shown only this once/);
+  assert.match(first.output(), /palisade-agent key --state-dir/);
+  assert.equal((await request(`${first.url}/health`, { key })).status, 200);
+  assert.equal(statSync(stateDir).mode & 0o777, 0o700);
+  assert.equal(readFileSync(join(stateDir, 'agent.pid'), 'utf8').trim(), String(first.child.pid));
+
+  const second = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
+  assert.ok('exitCode' in second);
+  assert.equal(second.exitCode, 1);
+  assert.match(second.out, /another palisade-agent \(pid \d+\) is running with state dir/);
+
+  await first.stop();
+  assert.equal(first.child.exitCode, 0);
+  assert.ok(!existsSync(join(stateDir, 'agent.pid')));
+  const again = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
+  assert.ok('url' in again);
+  t.after(() => again.stop());
+  assert.ok(!/agk_/.test(again.output()), 'the key is not shown again');
+  assert.equal((await request(`${again.url}/health`, { key })).status, 200);
+});
+
+test('key without a config file prints the default address; reload without a daemon fails clearly', async (t) => {
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const res = await runCli(['key', '--state-dir', join(dir.path, 'st'), '--config', join(dir.path, 'missing.conf')]);
+  assert.equal(res.code, 1, 'a named config file must exist');
+  const conf = join(dir.path, 'agent.conf');
+  writeConfig(conf, { 'metrics.listen': '0.0.0.0:9740', 'host.public_ip': '203.0.113.7' });
+  const ok = await runCli(['key', '--state-dir', join(dir.path, 'st'), '--config', conf]);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.stdout, /^Metrics address: http:\/\/203\.0\.113\.7:9740$/m);
+  assert.match(ok.stdout, /^Agent key: +agk_/m);
+  const reload = await runCli(['reload', '--state-dir', join(dir.path, 'st')]);
+  assert.equal(reload.code, 1);
+  assert.match(reload.stderr, /no running daemon/);
+  const info = await runCli(['info', '--state-dir', join(dir.path, 'st'), '--config', conf]);
+  assert.equal(info.code, 0, info.out);
+  assert.match(info.stdout, /daemon: +not running/);
+  assert.match(info.stdout, /public IP: +203\.0\.113\.7/);
+  assert.match(info.stdout, /measurements: all available/);
+});
+
+test('enroll on the CLI validates, persists 0600 and starts the running daemon checking in', async (t) => {
+  const agent = await startAgent({ 'checkin.interval_s': '1' });
+  t.after(() => agent.stop());
+  const bad = await runCli([
+    'enroll',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    'dmn_short',
+    '--state-dir',
+    agent.stateDir,
+  ]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--token: expected a daemon token/);
+  const badUrl = await runCli([
+    'enroll',
+    '--console',
+    'nope',
+    '--token',
+    generateToken('daemon'),
+    '--state-dir',
+    agent.stateDir,
+  ]);
+  assert.equal(badUrl.code, 2);
+  assert.match(badUrl.stderr, /--console: expected an http/);
+
+  const token = generateToken('daemon');
+  const ok = await runCli([
+    'enroll',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    token,
+    '--state-dir',
+    agent.stateDir,
+  ]);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.stdout, /running daemon checks in from now on/);
+  const file = join(agent.stateDir, 'enrolment.json');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.equal(JSON.parse(readFileSync(file, 'utf8')).token, token);
+  const { eventually } = await import('./agent-process.js');
+  const checkin = await eventually('a check-in attempt', async () => {
+    const m = (await request(`${agent.url}/metrics`, { key: agent.key })).json;
+    return m.checkin.last_attempt_at !== null ? m.checkin : undefined;
+  });
+  assert.equal(checkin.enrolled, true);
+  assert.equal(checkin.console_url, 'http://127.0.0.1:1');
+});
