@@ -272,6 +272,20 @@ for (const dialect of dialects()) {
       assert.ok(!res.body.includes('secret log line'));
     });
 
+    test('the OpenAPI description is public, 3.1, and names the four v1 routes', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['cache-control'], 'no-store');
+      const doc = res.json();
+      assert.equal(doc.openapi, '3.1.0');
+      assert.deepEqual(Object.keys(doc.paths).sort(), [
+        '/api/v1/me',
+        '/api/v1/servers',
+        '/api/v1/servers/{id}',
+        '/api/v1/servers/{id}/benchmarks',
+      ]);
+    });
+
     test('the v1 routes ignore the session cookie and refuse writes', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/api/v1/servers', headers: { cookie: alice.cookie } });
       assert.equal(res.statusCode, 401);

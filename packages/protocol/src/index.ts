@@ -1,4 +1,5 @@
 export * from './benchmark.js';
 export * from './envelope.js';
+export * from './openapi.js';
 export * from './tokens.js';
 export * from './v1.js';

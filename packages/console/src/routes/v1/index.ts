@@ -1,4 +1,4 @@
-import { jsonSchemaOf, v1Responses } from '@palisade/protocol';
+import { jsonSchemaOf, v1OpenApi, v1Responses } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors.js';
 import { requireToken } from '../../plugins/auth.js';
@@ -6,9 +6,18 @@ import { parseId } from '../../validation.js';
 
 /** The public read-only API: Bearer svc_ tokens only, the session cookie is ignored. */
 export default async function v1Routes(app: FastifyInstance) {
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.url.startsWith('/api/v1/')) await requireToken(request, reply);
+  // The description of the API is public; it is registered beside the token-guarded routes.
+  const description = JSON.stringify(v1OpenApi(app.config.publicUrl ?? undefined));
+  app.register(async (open) => {
+    open.get('/api/v1/openapi.json', async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send(description),
+    );
   });
+  app.register(guardedV1Routes);
+}
+
+async function guardedV1Routes(app: FastifyInstance) {
+  app.addHook('onRequest', requireToken);
 
   // Response schemas let Fastify serialize with a compiled stringifier; the shapes are the protocol's.
   const ok = (schema: keyof typeof v1Responses) => ({
