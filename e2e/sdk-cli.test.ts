@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { AgentClient, PalisadeError, V1Client } from '@palisade/sdk';
+import {
+  type AgentProcess,
+  type ConsoleProcess,
+  eventually,
+  startAgent,
+  startConsoleProcess,
+  tempDir,
+} from './support/processes.js';
+
+const CLI = fileURLToPath(new URL('../../packages/sdk/dist/src/cli.js', import.meta.url));
+
+function palisade(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const dir = tempDir('palisade-sdk-');
+
+describe('the SDK and the palisade CLI against a real console and agent', () => {
+  let consoleProc: ConsoleProcess;
+  let agent: AgentProcess;
+  let token = '';
+  let serverId = 0;
+  let env: Record<string, string> = {};
+
+  before(async () => {
+    consoleProc = await startConsoleProcess({
+      PALISADE_DATA_DIR: join(dir.path, 'console'),
+      PALISADE_ALLOW_PRIVATE_TARGETS: '1',
+      PALISADE_BOOTSTRAP_ADMIN: '0',
+    });
+    agent = await startAgent();
+    const post = async (path: string, body: unknown, cookie?: string) => {
+      const res = await fetch(`${consoleProc.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        body: JSON.stringify(body),
+      });
+      return { res, json: (await res.json()) as { data: Record<string, { id: number }> & { token: string } } };
+    };
+    const reg = await post('/api/auth/register', {
+      email: `sdk-${process.pid}@example.com`,
+      password: 'sdk-password',
+      name: 'SDK User',
+    });
+    const cookie = reg.res.headers.get('set-cookie')!.split(';')[0]!;
+    token = (await post('/api/tokens', { name: 'cli' }, cookie)).json.data.token;
+    const product = (await post('/api/products', { catalog_id: 1 }, cookie)).json.data.product!;
+    serverId = (
+      await post(
+        '/api/servers',
+        { product_id: product.id, name: 'sdk-box', api_url: agent.url, api_key: agent.key },
+        cookie,
+      )
+    ).json.data.server!.id;
+    env = {
+      PALISADE_URL: consoleProc.url,
+      PALISADE_TOKEN: token,
+      PALISADE_AGENT_URL: agent.url,
+      PALISADE_AGENT_KEY: agent.key,
+    };
+  });
+
+  after(async () => {
+    await agent?.stop();
+    await consoleProc?.kill();
+    dir.remove();
+  });
+
+  test('the v1 client returns typed results and typed errors', async () => {
+    const client = new V1Client({ baseUrl: consoleProc.url, token });
+    assert.equal((await client.me()).name, 'SDK User');
+    const servers = await client.servers();
+    assert.deepEqual(
+      servers.map((s) => s.id),
+      [serverId],
+    );
+    await eventually('a check-in', async () => ((await client.server(serverId)).latest_sample ? true : undefined));
+    assert.deepEqual(await client.benchmarks(serverId), []);
+    await assert.rejects(
+      client.server(999_999),
+      (err: unknown) => err instanceof PalisadeError && err.status === 404 && err.isNotFound,
+    );
+    const bad = new V1Client({ baseUrl: consoleProc.url, token: `svc_${'x'.repeat(38)}` });
+    await assert.rejects(
+      bad.me(),
+      (err: unknown) => err instanceof PalisadeError && err.status === 401 && err.isAuth && err.error.length > 0,
+    );
+  });
+
+  test('the agent client reads health and metrics with the agent key', async () => {
+    const client = new AgentClient({ baseUrl: agent.url, key: agent.key });
+    assert.equal((await client.health()).status, 'ok');
+    assert.equal(typeof (await client.metrics()).ts, 'number');
+    const wrong = new AgentClient({ baseUrl: agent.url, key: `${agent.key.slice(0, -6)}AAAAAA` });
+    await assert.rejects(wrong.health(), (err: unknown) => err instanceof PalisadeError && err.status === 401);
+    assert.throws(() => new AgentClient({ baseUrl: 'ftp://x', key: 'k' }), /baseUrl/);
+  });
+
+  test('CLI: tables for people, --json for scripts', async () => {
+    const me = await palisade(['me'], env);
+    assert.equal(me.code, 0, me.stderr);
+    assert.match(me.stdout, /SDK User <sdk-\d+@example.com> \(user, account \d+\)/);
+    const list = await palisade(['servers', 'list'], env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^ID\s+LABEL\s+HOSTNAME\s+ONLINE\s+SCORE/m);
+    assert.match(list.stdout, /sdk-box/);
+    const json = await palisade(['servers', 'show', String(serverId), '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    const detail = JSON.parse(json.stdout);
+    assert.equal(detail.id, serverId);
+    assert.equal(typeof detail.score_components.cpu, 'number');
+    const runs = await palisade(['benchmarks', 'list', String(serverId), '--json'], env);
+    assert.deepEqual(JSON.parse(runs.stdout), []);
+    const health = await palisade(['agent', 'health', '--json'], env);
+    assert.equal(JSON.parse(health.stdout).status, 'ok');
+    const metrics = await palisade(['agent', 'metrics', '--json'], env);
+    assert.ok('alerter' in JSON.parse(metrics.stdout));
+  });
+
+  test('CLI exit codes tell usage, auth, not-found, unreachable and rate limits apart', async () => {
+    assert.equal((await palisade(['servers', 'show', '999999'], env)).code, 4);
+    assert.equal((await palisade(['servers', 'show', 'abc'], env)).code, 2);
+    assert.equal((await palisade(['frobnicate'], env)).code, 2);
+    assert.equal((await palisade(['--bogus-flag'], env)).code, 2);
+    assert.equal((await palisade(['agent', 'control', '../metrics'], env)).code, 2);
+    assert.equal((await palisade(['me'], { ...env, PALISADE_TOKEN: `svc_${'y'.repeat(38)}` })).code, 3);
+    assert.equal((await palisade(['agent', 'health'], { ...env, PALISADE_AGENT_KEY: 'agk_wrong' })).code, 3);
+    const noUrl = await palisade(['me'], { PALISADE_TOKEN: token });
+    assert.equal(noUrl.code, 2);
+    assert.match(noUrl.stderr, /--url \(or PALISADE_URL\) is needed/);
+    const down = await palisade(['me'], { ...env, PALISADE_URL: 'http://127.0.0.1:9' });
+    assert.equal(down.code, 6);
+    assert.ok(!down.stderr.includes(token), 'the token is never printed');
+
+    // Spend the token's 120 requests; without retry the CLI says "rate limited" (5), with retry it waits and succeeds.
+    const client = new V1Client({ baseUrl: consoleProc.url, token, retryOn429: false });
+    let limited = false;
+    for (let i = 0; i < 130 && !limited; i += 1) {
+      limited = await client.me().then(
+        () => false,
+        (err: unknown) => err instanceof PalisadeError && err.isRateLimited && (err.retryAfterS ?? 0) >= 1,
+      );
+    }
+    assert.ok(limited, 'the 121st request is refused with Retry-After');
+    const refused = await palisade(['me', '--no-retry'], env);
+    assert.equal(refused.code, 5);
+    assert.match(refused.stderr, /429/);
+    const waited = await palisade(['me', '--json'], env);
+    assert.equal(waited.code, 0, `with retry the CLI waits for Retry-After: ${waited.stderr}`);
+  });
+
+  test('a config file with secrets must be private (0600)', async () => {
+    const file = join(dir.path, 'palisade.json');
+    writeFileSync(file, JSON.stringify({ url: consoleProc.url, token }));
+    chmodSync(file, 0o644);
+    const open = await palisade(['servers', 'list', '--config', file]);
+    assert.equal(open.code, 2);
+    assert.match(open.stderr, /readable by others; .*chmod 600/);
+    chmodSync(file, 0o600);
+    const ok = await palisade(['servers', 'list', '--json', '--config', file]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout)[0].id, serverId);
+  });
+});

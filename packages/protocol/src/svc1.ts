@@ -1,0 +1,55 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+
+/** SVC1 request signing (spec: "Console request signing, scheme SVC1"). No dependency beyond node:crypto. */
+export const SVC1_VERSION = '1';
+export const SVC1_WINDOW_S = 300;
+export const SVC1_HEADERS = {
+  key: 'x-svc-key',
+  timestamp: 'x-svc-timestamp',
+  version: 'x-svc-signature-version',
+  signature: 'x-svc-signature',
+  nonce: 'x-svc-nonce',
+} as const;
+
+export type Svc1Reason = 'missing' | 'bad_version' | 'stale' | 'future' | 'bad_signature' | 'replay';
+
+/** Lower-case hex SHA-256 of the exact body bytes; an empty body hashes as the empty string. */
+export function svc1BodyHash(body: Uint8Array | string = ''): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** The four payload lines joined by "\n", without a trailing newline. */
+export function svc1Payload(timestamp: string, method: string, path: string, bodyHash: string): string {
+  return [timestamp, method.toUpperCase(), path.split('?')[0], bodyHash].join('\n');
+}
+
+/** Lower-case hex HMAC-SHA256 of the payload, the API key itself being the secret. */
+export function svc1Signature(key: string, payload: string): string {
+  return createHmac('sha256', key).update(payload).digest('hex');
+}
+
+export interface SignInput {
+  key: string;
+  method: string;
+  /** The request path; a query string is ignored (it is not signed). */
+  path: string;
+  /** The exact bytes that will be sent. */
+  body?: Uint8Array | string;
+  /** Unix seconds; defaults to now. */
+  timestamp?: number;
+  /** Defaults to 16 random bytes in hex. */
+  nonce?: string;
+}
+
+/** The five SVC1 headers for a request whose body is exactly `body`. */
+export function signRequest(input: SignInput): Record<string, string> {
+  const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000));
+  const payload = svc1Payload(timestamp, input.method, input.path, svc1BodyHash(input.body ?? ''));
+  return {
+    [SVC1_HEADERS.key]: input.key,
+    [SVC1_HEADERS.timestamp]: timestamp,
+    [SVC1_HEADERS.version]: SVC1_VERSION,
+    [SVC1_HEADERS.signature]: svc1Signature(input.key, payload),
+    [SVC1_HEADERS.nonce]: input.nonce ?? randomBytes(16).toString('hex'),
+  };
+}

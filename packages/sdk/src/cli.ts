@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { AgentClient, CONTROL_PATHS, type ControlPath } from './agent.js';
+import { PalisadeError, PalisadeNetworkError } from './errors.js';
+import { SignedClient } from './signed.js';
+import { V1Client } from './v1.js';
+
+/** Exit codes scripts can tell apart. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, unreachable: 6 } as const;
+
+const HELP = `palisade: the Palisade console and agent from the command line
+
+Usage:
+  palisade me                                   the token's account (v1)
+  palisade servers list                         your servers (v1)
+  palisade servers show <id>                    one server with its score parts (v1)
+  palisade benchmarks list <server-id>          finished benchmark runs (v1)
+  palisade tickets list                         your support tickets (signed)
+  palisade tickets open --product <id> --subject <text> --message <text>
+  palisade tickets reply <ticket-id> --message <text>
+  palisade agent health | metrics               an agent, directly with its key
+  palisade agent control <path> [--method GET|POST|DELETE] [--data <json>] [--ip <ip>]
+
+Credentials (flag, then environment, then the config file):
+  --url        PALISADE_URL        console address, e.g. https://console.example.com
+  --token      PALISADE_TOKEN      personal access token svc_… (v1 commands)
+  --key        PALISADE_KEY        signing key svck_… (tickets)
+  --agent-url  PALISADE_AGENT_URL  agent address
+  --agent-key  PALISADE_AGENT_KEY  agent key agk_…
+  --config     PALISADE_CONFIG     JSON file with url, token, key, agent_url, agent_key
+                                   (default ~/.config/palisade/config.json; must be mode 0600)
+
+Output: tables for people; --json for scripts. --no-retry turns off waiting on 429.
+Exit codes: 0 ok, 1 error, 2 usage, 3 authentication, 4 not found, 5 rate limited, 6 unreachable.`;
+
+class UsageError extends Error {}
+
+interface Settings {
+  url?: string;
+  token?: string;
+  key?: string;
+  agent_url?: string;
+  agent_key?: string;
+}
+
+function readConfigFile(path: string, explicit: boolean): Settings {
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+  } catch {
+    if (explicit) throw new UsageError(`config file ${path} does not exist`);
+    return {};
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new UsageError(`config file ${path} is readable by others; it holds secrets: run chmod 600 ${path}`);
+  }
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Settings;
+  } catch (err) {
+    throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
+}
+
+const ago = (ms: number) => (ms === 0 ? 'never' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
+
+function positiveId(value: string | undefined, what: string): number {
+  if (!value || !/^[1-9][0-9]{0,15}$/.test(value)) throw new UsageError(`${what}: expected a positive integer`);
+  return Number(value);
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  function parse() {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        url: { type: 'string' },
+        token: { type: 'string' },
+        key: { type: 'string' },
+        'agent-url': { type: 'string' },
+        'agent-key': { type: 'string' },
+        config: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'no-retry': { type: 'boolean', default: false },
+        timeout: { type: 'string' },
+        product: { type: 'string' },
+        subject: { type: 'string' },
+        message: { type: 'string' },
+        method: { type: 'string' },
+        data: { type: 'string' },
+        ip: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  }
+  try {
+    parsed = parse();
+  } catch (err) {
+    process.stderr.write(`palisade: ${(err as Error).message}\n\n${HELP}\n`);
+    return EXIT.usage;
+  }
+  const { values: o, positionals: args } = parsed;
+  if (o.help || args.length === 0) {
+    out(HELP);
+    return o.help ? EXIT.ok : EXIT.usage;
+  }
+
+  try {
+    const configPath =
+      o.config ??
+      env.PALISADE_CONFIG ??
+      join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'palisade', 'config.json');
+    const file = readConfigFile(configPath, Boolean(o.config ?? env.PALISADE_CONFIG));
+    const setting = (flag: string | undefined, name: string, fileValue: string | undefined) =>
+      flag ?? env[name] ?? fileValue;
+    const s = {
+      url: setting(o.url, 'PALISADE_URL', file.url),
+      token: setting(o.token, 'PALISADE_TOKEN', file.token),
+      key: setting(o.key, 'PALISADE_KEY', file.key),
+      agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
+      agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
+    };
+    const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
+    const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
+    const need = (value: string | undefined, what: string) => {
+      if (!value) throw new UsageError(`${what} is needed for this command`);
+      return value;
+    };
+    const v1 = () =>
+      new V1Client({
+        baseUrl: need(s.url, '--url (or PALISADE_URL)'),
+        token: need(s.token, '--token (or PALISADE_TOKEN)'),
+        ...common,
+      });
+    const signed = () =>
+      new SignedClient({
+        baseUrl: need(s.url, '--url (or PALISADE_URL)'),
+        key: need(s.key, '--key (or PALISADE_KEY)'),
+        ...common,
+      });
+    const agent = () =>
+      new AgentClient({
+        baseUrl: need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)'),
+        key: need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)'),
+        ...common,
+      });
+    const print = (value: unknown, human: () => string) => out(o.json ? JSON.stringify(value, null, 2) : human());
+
+    const [command, sub, arg] = args;
+    switch (`${command} ${sub ?? ''}`.trim()) {
+      case 'me': {
+        const me = await v1().me();
+        print(me, () => `${me.name} <${me.email}> (${me.role}, account ${me.id})`);
+        return EXIT.ok;
+      }
+      case 'servers list': {
+        const servers = await v1().servers();
+        print(servers, () =>
+          table(
+            servers.map((x) => ({ ...x, online: x.online ? 'yes' : 'no', last_seen: ago(x.last_seen) })),
+            ['id', 'label', 'hostname', 'online', 'score', 'last_seen', 'public_ip'],
+          ),
+        );
+        return EXIT.ok;
+      }
+      case 'servers show': {
+        const x = await v1().server(positiveId(arg, 'server id'));
+        print(x, () =>
+          [
+            `${x.label} (${x.hostname}), ${x.online ? 'online' : 'offline'}, score ${x.score}/1000`,
+            `last seen ${ago(x.last_seen)}, public IP ${x.public_ip ?? '-'}`,
+            `components: ${Object.entries(x.score_components)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')}`,
+            ...x.score_notes.map((n) => `  - ${n}`),
+            `facts: ${Object.entries(x.facts)
+              .map(([k, v]) => `${k}=${String(v)}`)
+              .join(' ')}`,
+          ].join('\n'),
+        );
+        return EXIT.ok;
+      }
+      case 'benchmarks list': {
+        const runs = await v1().benchmarks(positiveId(arg, 'server id'));
+        print(runs, () =>
+          table(
+            runs.map((r) => ({
+              id: r.id,
+              label: r.label,
+              ...r.scores,
+              verified: r.verified ? 'yes' : 'no',
+              finished: ago(r.finished_at),
+            })),
+            ['id', 'label', 'cpu', 'disk', 'network', 'stability', 'total', 'verified', 'finished'],
+          ),
+        );
+        return EXIT.ok;
+      }
+      case 'tickets list': {
+        const tickets = await signed().tickets();
+        print(tickets, () => table(tickets, ['id', 'ref', 'status', 'subject']));
+        return EXIT.ok;
+      }
+      case 'tickets open': {
+        const ticket = await signed().openTicket({
+          product_id: positiveId(o.product, '--product'),
+          subject: need(o.subject, '--subject'),
+          message: need(o.message, '--message'),
+        });
+        print(ticket, () => `opened ${ticket.ref} (ticket ${ticket.id})`);
+        return EXIT.ok;
+      }
+      case 'tickets reply': {
+        const answer = await signed().reply(positiveId(arg, 'ticket id'), need(o.message, '--message'));
+        print(answer, () => 'reply sent');
+        return EXIT.ok;
+      }
+      case 'agent health': {
+        const health = await agent().health();
+        print(health, () => `${health.status}, version ${health.version}, up ${health.uptime_s} s`);
+        return EXIT.ok;
+      }
+      case 'agent metrics': {
+        const metrics = await agent().metrics();
+        print(metrics, () => JSON.stringify(metrics, null, 2));
+        return EXIT.ok;
+      }
+      case `agent control`: {
+        if (!arg || !(CONTROL_PATHS as readonly string[]).includes(arg)) {
+          throw new UsageError(`control path: expected one of ${CONTROL_PATHS.join(', ')}`);
+        }
+        const method = (o.method ?? 'GET').toUpperCase();
+        if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
+          throw new UsageError('--method: GET, POST or DELETE');
+        let body: unknown;
+        if (o.data !== undefined) {
+          try {
+            body = JSON.parse(o.data);
+          } catch {
+            throw new UsageError('--data: expected JSON');
+          }
+        }
+        const answer = await agent().control(method, arg as ControlPath, body, o.ip ? { ip: o.ip } : undefined);
+        print(answer, () => JSON.stringify(answer, null, 2));
+        return EXIT.ok;
+      }
+      default:
+        throw new UsageError(`unknown command: ${args.join(' ')}`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`palisade: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof PalisadeError) {
+      process.stderr.write(`palisade: ${err.message}\n`);
+      if (err.isAuth) return EXIT.auth;
+      if (err.isNotFound) return EXIT.notFound;
+      if (err.isRateLimited) return EXIT.rateLimited;
+      return EXIT.failed;
+    }
+    if (err instanceof PalisadeNetworkError) {
+      process.stderr.write(`palisade: ${err.message}\n`);
+      return EXIT.unreachable;
+    }
+    process.stderr.write(`palisade: ${(err as Error).message}\n`);
+    return EXIT.failed;
+  }
+}
+
+main(process.argv.slice(2), process.env, (s) => process.stdout.write(`${s}\n`)).then((code) => {
+  process.exitCode = code;
+});

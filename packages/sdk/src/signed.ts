@@ -1,0 +1,90 @@
+import { signRequest } from '@palisade/protocol/svc1';
+import { Transport, type TransportOptions, unwrap } from './transport.js';
+
+export interface SignedClientOptions extends TransportOptions {
+  /** A signing key `svck_…`. */
+  key: string;
+  /** Clock for the timestamp (Unix ms); for tests. */
+  now?: () => number;
+}
+
+export interface Ticket {
+  id: number;
+  ref: string;
+  subject: string;
+  status: string;
+  [field: string]: unknown;
+}
+
+/**
+ * The SVC1-signed console routes. Each request signs the exact bytes it sends, with a fresh nonce
+ * and timestamp for every attempt (retries too).
+ */
+export class SignedClient {
+  private readonly transport: Transport;
+  private readonly key: string;
+  private readonly now: () => number;
+
+  constructor(options: SignedClientOptions) {
+    this.transport = new Transport(options);
+    this.key = options.key;
+    this.now = options.now ?? Date.now;
+  }
+
+  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const bytes = body === undefined ? undefined : JSON.stringify(body);
+    const answer = await this.transport.send({
+      method,
+      path,
+      ...(bytes !== undefined ? { body: bytes } : {}),
+      headers: () => ({
+        accept: 'application/json',
+        ...(bytes !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...signRequest({ key: this.key, method, path, body: bytes ?? '', timestamp: Math.floor(this.now() / 1000) }),
+      }),
+    });
+    return unwrap<T>(answer, ({ reason }) => {
+      if (reason !== 'stale' && reason !== 'future') return null;
+      const serverDate = Date.parse(answer.headers.get('date') ?? '');
+      if (!Number.isFinite(serverDate)) return 'check this machine’s clock: signatures are valid for ±300 s';
+      const skewS = Math.round((this.now() - serverDate) / 1000);
+      return `this machine’s clock is ${Math.abs(skewS)} s ${skewS > 0 ? 'ahead of' : 'behind'} the console’s; signatures are valid for ±300 s (sync it with NTP)`;
+    });
+  }
+
+  me() {
+    return this.request<Record<string, unknown>>('GET', '/api/account/me');
+  }
+
+  async servers() {
+    return (await this.request<{ servers: Record<string, unknown>[] }>('GET', '/api/servers')).servers;
+  }
+
+  async server(id: number) {
+    return (await this.request<{ server: Record<string, unknown> }>('GET', `/api/servers/${id}`)).server;
+  }
+
+  async products() {
+    return (await this.request<{ products: Record<string, unknown>[] }>('GET', '/api/products')).products;
+  }
+
+  billingSummary() {
+    return this.request<Record<string, unknown>>('GET', '/api/billing/summary');
+  }
+
+  async tickets() {
+    return (await this.request<{ tickets: Ticket[] }>('GET', '/api/tickets')).tickets;
+  }
+
+  async ticket(id: number) {
+    return (await this.request<{ ticket: Ticket }>('GET', `/api/tickets/${id}`)).ticket;
+  }
+
+  async openTicket(input: { product_id: number; subject: string; message: string }) {
+    return (await this.request<{ ticket: Ticket }>('POST', '/api/tickets', input)).ticket;
+  }
+
+  reply(ticketId: number, message: string) {
+    return this.request<Record<string, unknown>>('POST', `/api/tickets/${ticketId}/messages`, { message });
+  }
+}
