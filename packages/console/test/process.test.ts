@@ -158,3 +158,27 @@ describe('start-up errors', () => {
     }
   });
 });
+
+describe('the dashboard', () => {
+  test('the console serves the built dashboard with its security headers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'palisade-web-'));
+    const running = await startConsoleProcess({ PALISADE_DATA_DIR: dir });
+    try {
+      const res = await fetch(`${running.url}/dashboard/settings/api`);
+      assert.equal(res.status, 200, 'packages/web/dist is found (run `npm run build` first)');
+      assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+      const html = await res.text();
+      const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      assert.ok(asset, 'index.html names its script');
+      const js = await fetch(`${running.url}${asset}`);
+      assert.equal(js.status, 200);
+      assert.match(js.headers.get('cache-control') ?? '', /immutable/);
+      assert.equal((await fetch(`${running.url}/assets/..%2F..%2Fpackage.json`)).status, 404);
+      assert.equal((await fetch(`${running.url}/`, { redirect: 'manual' })).headers.get('location'), '/dashboard');
+    } finally {
+      await running.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,14 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-
-function App() {
-  return (
-    <main>
-      <h1>Palisade</h1>
-      <p>The dashboard is on its way.</p>
-    </main>
-  );
-}
+import { App } from './app/app';
+import './styles.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -56,6 +56,13 @@ export default async function authRoutes(app: FastifyInstance) {
     return { data: { account: accountView(account) } };
   });
 
+  // The dashboard asks who is signed in without logging a 401 for visitors who are not.
+  app.get('/api/auth/session', async (request) => {
+    const sessionId = readCookie(request, SESSION_COOKIE);
+    const account = sessionId ? await app.services.accounts.sessionAccount(sessionId) : undefined;
+    return { data: { account: account ? accountView(account) : null } };
+  });
+
   app.post('/api/auth/logout', async (request, reply) => {
     const sessionId = readCookie(request, SESSION_COOKIE);
     if (sessionId) await app.services.accounts.endSession(sessionId);

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 
 /** The dashboard's built files (packages/web/dist), served from the console's own host. */
-export const WEB_ROOT = fileURLToPath(new URL('../../../../web/dist/', import.meta.url));
+// This file runs compiled, from packages/console/dist/src/routes/web/.
+export const WEB_ROOT = fileURLToPath(new URL('../../../../../web/dist/', import.meta.url));
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import {
+  type BrowserSession,
+  browserSkipReason,
+  consoleServesDashboard,
+  launchBrowser,
+  newSession,
+  screenshot,
+  webStorage,
+} from '../support/browser.js';
+import {
+  type AgentProcess,
+  type ConsoleProcess,
+  eventually,
+  startAgent,
+  startConsoleProcess,
+  tempDir,
+} from '../support/processes.js';
+
+/**
+ * The dashboard end to end: a real console, a real agent and Chromium. Steps that need agent
+ * features not built yet (protection lists, benchmark execution) or console routes not landed yet
+ * (tickets) are marked todo at run time, with the reason, instead of being faked.
+ */
+const skip = browserSkipReason();
+
+const USER = { name: 'Dana Ops', email: 'dana@example.com', password: 'correct horse battery' };
+
+describe('dashboard in a browser', { skip: skip ?? false }, () => {
+  const data = tempDir('palisade-web-e2e-');
+  let consoleProcess: ConsoleProcess;
+  let agent: AgentProcess | null = null;
+  let agentError: unknown = null;
+  let browser: Browser;
+  let serverPath = '';
+
+  before(async () => {
+    consoleProcess = await startConsoleProcess({
+      PALISADE_DATA_DIR: data.path,
+      PALISADE_ALLOW_PRIVATE_TARGETS: '1',
+      PALISADE_BOOTSTRAP_ADMIN: '0',
+      PALISADE_CHECKIN_INTERVAL_S: '5',
+    });
+    try {
+      agent = await startAgent({ 'checkin.interval_s': '5', 'metrics.interval_s': '1' });
+    } catch (err) {
+      agentError = err;
+    }
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await consoleProcess?.kill();
+    data.remove();
+  });
+
+  /** Runs a test body in a fresh context and fails it on any console error. */
+  async function withPage(body: (page: Page, session: BrowserSession) => Promise<void>, width = 1280) {
+    const session = await newSession(browser, consoleProcess.url, { width, height: 800 });
+    try {
+      await body(session.page, session);
+      session.assertNoErrors();
+    } catch (err) {
+      const shot = join(tmpdir(), `palisade-e2e-failure-${Date.now()}.png`);
+      await session.page.screenshot({ path: shot }).catch(() => {});
+      throw new Error(`${(err as Error).message}\nat ${session.page.url()}; screenshot: ${shot}`, { cause: err });
+    } finally {
+      await session.close();
+    }
+  }
+
+  async function signIn(page: Page) {
+    await page.goto('/dashboard/sign-in');
+    await page.getByLabel('Email').fill(USER.email);
+    await page.getByLabel('Password').fill(USER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+  }
+
+  test('the console serves the built dashboard under /dashboard with its CSP', async (t) => {
+    if (!(await consoleServesDashboard(consoleProcess.url))) {
+      t.todo('the console answers 503 "not built": its WEB_ROOT misses packages/web/dist from dist/src/routes/web');
+      return;
+    }
+    const res = await fetch(`${consoleProcess.url}/dashboard/servers/1`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const html = await res.text();
+    const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(asset, 'index.html names its script');
+    assert.equal((await fetch(`${consoleProcess.url}${asset}`)).status, 200);
+  });
+
+  test('sign up, pick a product, sign out and sign in with the keyboard', async () => {
+    await withPage(async (page) => {
+      await page.goto('/');
+      await page.waitForURL('**/dashboard/sign-in');
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await screenshot(page, 'sign-in');
+
+      await page.getByRole('link', { name: 'Create one' }).click();
+      await page.getByLabel('Name').fill(USER.name);
+      await page.getByLabel('Email').fill(USER.email);
+      await page.getByLabel('Password').fill('short');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByText('At least 8 characters.').waitFor();
+      await page.getByLabel('Password').fill(USER.password);
+      await page.getByRole('button', { name: 'Create account' }).click();
+
+      await page.getByText('Welcome to Palisade').waitFor();
+      await page.getByRole('button', { name: 'Add Starter' }).click();
+      await page.getByRole('table', { name: 'Your products' }).getByText('Starter').waitFor();
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+      // Keyboard only: after a navigation focus rests on the page heading; Tab, type, Tab, type, Enter.
+      await page.waitForFunction(() => document.activeElement?.tagName === 'H1');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(USER.email);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(USER.password);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+      await page.getByText('No servers yet.').waitFor();
+      assert.doesNotMatch(await webStorage(page), /svc_|svck_|agk_|pl_session|password/);
+    });
+  });
+
+  test('add the agent: failures explained, then online with live metrics updating', async (t) => {
+    if (!agent) {
+      t.todo(`the agent did not start: ${String(agentError)}`);
+      return;
+    }
+    const running = agent;
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.getByRole('link', { name: 'Add your first server' }).click();
+      await page.getByRole('heading', { name: 'Add a server' }).waitFor();
+      await page.getByLabel('Label').fill('web-1');
+
+      await page.getByLabel('Agent address').fill('http://127.0.0.1:1');
+      await page.getByLabel('Agent key', { exact: true }).fill(running.key);
+      await page.getByRole('button', { name: 'Test connection' }).click();
+      await page.getByText('Unreachable.').waitFor();
+
+      await page.getByLabel('Agent address').fill(running.url);
+      await page.getByLabel('Agent key', { exact: true }).fill(`agk_${'x'.repeat(38)}`);
+      await page.getByRole('button', { name: 'Test connection' }).click();
+      await page.getByText('Wrong key.').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Add server' }).isDisabled(), true);
+
+      await page.getByLabel('Agent key', { exact: true }).fill(running.key);
+      await page.getByRole('button', { name: 'Test connection' }).click();
+      await page.getByText('Connected.').waitFor();
+      await page.getByRole('button', { name: 'Add server' }).click();
+
+      await page.getByRole('heading', { name: 'web-1' }).waitFor();
+      serverPath = new URL(page.url()).pathname;
+      assert.match(serverPath, /^\/dashboard\/servers\/\d+$/);
+
+      const live = page.getByTestId('live-metrics');
+      await live.waitFor({ timeout: 15_000 });
+      const first = await live.getAttribute('data-ts');
+      await eventually(
+        'a newer live reading',
+        async () => ((await live.getAttribute('data-ts')) !== first ? true : undefined),
+        20_000,
+      );
+      await eventually(
+        'the server to show online',
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { name: 'web-1' }).waitFor();
+          return (await page.locator('.server-meta').getByText('Online', { exact: true }).count()) > 0
+            ? true
+            : undefined;
+        },
+        30_000,
+      );
+      await page.getByText('Health score').waitFor();
+      await page.getByRole('img', { name: 'CPU and memory, last minutes chart' }).waitFor({ timeout: 20_000 });
+      await screenshot(page, 'server');
+
+      await page.getByRole('link', { name: 'History' }).click();
+      await page.getByRole('heading', { name: 'History' }).waitFor();
+      await page.getByText('24 hours').click();
+
+      await page.getByRole('link', { name: '← Fleet' }).click();
+      const row = page.getByRole('row').filter({ hasText: 'web-1' });
+      await row.getByText('Online').waitFor();
+      await page.getByLabel('Filter', { exact: true }).fill('nothing-matches');
+      await page.getByText('No server matches this filter.').waitFor();
+      await page.getByLabel('Filter', { exact: true }).fill('web');
+      await row.waitFor();
+      await page.getByRole('heading', { name: 'Fleet' }).focus();
+      await screenshot(page, 'fleet');
+    });
+  });
+
+  test('the fleet and the server page work 375 px wide', async (t) => {
+    if (!serverPath) {
+      t.todo('needs the server added by the previous test');
+      return;
+    }
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.goto(serverPath);
+      await page.getByTestId('live-metrics').waitFor({ timeout: 15_000 });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `the page is ${overflow}px wider than the screen`);
+      await screenshot(page, 'server-mobile');
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+      await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    }, 375);
+  });
+
+  test('blacklist an IP and see it in the list', async (t) => {
+    if (!agent || !serverPath) {
+      t.todo('needs the agent and the server added above');
+      return;
+    }
+    const probe = await fetch(`${agent.url}/blacklist`, { headers: { authorization: `Bearer ${agent.key}` } });
+    if (probe.status === 404) {
+      t.todo('the agent has no control API yet (issue 5); the page says "Not available on this agent yet"');
+      await withPage(async (page) => {
+        await signIn(page);
+        await page.goto(`${serverPath}/protection`);
+        await page.getByText('Not available on this agent yet').first().waitFor();
+      });
+      return;
+    }
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.goto(`${serverPath}/protection`);
+      const blacklist = page.getByRole('region', { name: 'Blacklist' });
+      await blacklist.getByLabel('IP or CIDR').fill('203.0.113.77');
+      await blacklist.getByLabel('Note').fill('e2e');
+      await blacklist.getByRole('button', { name: 'Add', exact: true }).click();
+      await blacklist.getByRole('table', { name: 'Blacklist' }).getByText('203.0.113.77').waitFor();
+    });
+  });
+
+  test('run a benchmark', async (t) => {
+    if (!serverPath) {
+      t.todo('needs the server added above');
+      return;
+    }
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.goto(`${serverPath}/benchmarks`);
+      await page.getByText('No benchmark runs yet.').waitFor();
+      await page.getByLabel('Label').fill('e2e run');
+      await page.getByRole('button', { name: 'Run benchmark' }).click();
+      await page.getByText('Benchmark queued.').waitFor();
+      await page.locator('.run').filter({ hasText: 'e2e run' }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Run benchmark' }).isDisabled(), true);
+    });
+    t.todo('the agent does not run benchmarks yet (issue 7): the run is queued, its result is not checked');
+  });
+
+  test('create a token, see it once, revoke it', async () => {
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.waitForURL('**/dashboard/settings/api');
+      await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+      await page.getByText('No tokens yet.').waitFor();
+      await page.getByLabel('Name').fill('deploy script');
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secret = page.getByTestId('secret-value');
+      await secret.waitFor();
+      const raw = (await secret.textContent()) ?? '';
+      assert.match(raw, /^svc_[0-9A-Za-z]{36,}$/);
+      await page.getByRole('button', { name: 'Copy', exact: true }).click();
+      await page.getByText('Copied.').waitFor();
+
+      const v1 = await fetch(`${consoleProcess.url}/api/v1/me`, { headers: { authorization: `Bearer ${raw}` } });
+      assert.equal(v1.status, 200);
+      assert.doesNotMatch(await webStorage(page), /svc_/);
+
+      const row = page.getByRole('row').filter({ hasText: 'deploy script' });
+      await row.getByText(`svc_…${raw.slice(-4)}`).waitFor();
+      await screenshot(page, 'settings-api');
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      assert.equal(await page.getByTestId('secret-value').count(), 0);
+
+      await row.getByRole('button', { name: 'Revoke' }).click();
+      await row.getByRole('button', { name: 'Revoke deploy script' }).click();
+      await page.getByText('deploy script revoked.').waitFor();
+      await page.getByText('No tokens yet.').waitFor();
+      const after = await fetch(`${consoleProcess.url}/api/v1/me`, { headers: { authorization: `Bearer ${raw}` } });
+      assert.equal(after.status, 401);
+    });
+  });
+
+  test('open a ticket', async (t) => {
+    const probe = await fetch(`${consoleProcess.url}/api/tickets`);
+    if (probe.status === 404) {
+      t.todo('the console has no ticket routes yet; the page says tickets are not available');
+      await withPage(async (page) => {
+        await signIn(page);
+        await page.getByRole('link', { name: 'Tickets' }).click();
+        await page.getByText('Support tickets are not available on this console yet.').waitFor();
+        await screenshot(page, 'tickets');
+      });
+      return;
+    }
+    await withPage(async (page) => {
+      await signIn(page);
+      await page.getByRole('link', { name: 'Tickets' }).click();
+      await page.getByText('No tickets yet.').waitFor();
+      await page.getByRole('link', { name: 'Open a ticket' }).click();
+      await page.getByLabel('Subject').fill('Agent shows offline');
+      await page.getByLabel('Message').fill('web-1 went offline after a reboot.');
+      await page.getByRole('button', { name: 'Open ticket' }).click();
+      await page.getByRole('heading', { name: 'Agent shows offline' }).waitFor();
+      await page.getByText('web-1 went offline after a reboot.').waitFor();
+      await page.getByLabel('Reply').fill('It is back now.');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('It is back now.').waitFor();
+      await page.getByRole('button', { name: 'Close ticket' }).click();
+      await page.getByText('This ticket is closed.').waitFor();
+      await page.getByRole('button', { name: 'Reopen ticket' }).click();
+      await page.getByRole('button', { name: 'Close ticket' }).waitFor();
+      await page.getByRole('link', { name: '← Tickets' }).click();
+      await page.getByRole('row').filter({ hasText: 'Agent shows offline' }).waitFor();
+      await screenshot(page, 'tickets');
+    });
+  });
+
+  // Last: it uses up this address's sign-in attempts for a minute.
+  test('too many sign-in attempts show the rate-limit message', async () => {
+    await withPage(async (page) => {
+      await page.goto('/dashboard/sign-in');
+      await page.getByLabel('Email').fill(USER.email);
+      await page.getByLabel('Password').fill('wrong password');
+      for (let i = 0; i < 12; i++) {
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        const alert = page.getByRole('alert');
+        await alert.waitFor();
+        if (/Too many attempts/.test((await alert.textContent()) ?? '')) return;
+        await page.getByRole('button', { name: 'Sign in' }).waitFor({ state: 'visible' });
+        await page.waitForFunction(() => !document.querySelector('button[aria-busy="true"]'));
+      }
+      assert.fail('the rate-limit message never appeared');
+    });
+  });
+});

@@ -1,0 +1,29 @@
+import { RegisterForm } from '../../features/auth/components/register-form';
+import { SignInForm } from '../../features/auth/components/sign-in-form';
+import { navigate, useLocation } from '../../lib/router';
+import { useTitle } from '../use-title';
+
+/** Only paths inside the dashboard are followed after sign-in. */
+export function safeNext(search: URLSearchParams): string {
+  const next = search.get('next') ?? '';
+  return /^\/dashboard(\/[\w\-/]*)?$/.test(next) && !/sign-in|register/.test(next) ? next : '/dashboard';
+}
+
+export function SignInPage() {
+  useTitle('Sign in');
+  const { search } = useLocation();
+  return (
+    <div className="auth-page">
+      <SignInForm onSignedIn={() => navigate(safeNext(search), { replace: true })} />
+    </div>
+  );
+}
+
+export function RegisterPage() {
+  useTitle('Create an account');
+  return (
+    <div className="auth-page">
+      <RegisterForm onRegistered={() => navigate('/dashboard/settings/billing?welcome=1', { replace: true })} />
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+import { type FormEvent, useState } from 'react';
+import { Button } from '../../../components/buttons';
+import { TextField } from '../../../components/field';
+import { ErrorNote } from '../../../components/states';
+import { Link } from '../../../lib/router';
+import type { Errors } from '../../../lib/schema';
+import { checkRegister, type RegisterInput, useRegister } from '../api/register';
+
+export function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
+  const [values, setValues] = useState<RegisterInput>({ name: '', email: '', password: '' });
+  const [errors, setErrors] = useState<Errors<keyof RegisterInput>>({});
+  const mutation = useRegister(onRegistered);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const checked = checkRegister(values);
+    if (!checked.ok) return setErrors(checked.errors);
+    setErrors({});
+    void mutation.run({ name: values.name.trim(), email: values.email.trim(), password: values.password });
+  };
+
+  return (
+    <form className="card auth-card" onSubmit={submit} noValidate aria-labelledby="register-title">
+      <h1 id="register-title" tabIndex={-1}>
+        Create an account
+      </h1>
+      <TextField
+        label="Name"
+        autoComplete="name"
+        value={values.name}
+        error={errors.name}
+        onChange={(e) => setValues({ ...values, name: e.target.value })}
+      />
+      <TextField
+        label="Email"
+        type="email"
+        autoComplete="email"
+        value={values.email}
+        error={errors.email}
+        onChange={(e) => setValues({ ...values, email: e.target.value })}
+      />
+      <TextField
+        label="Password"
+        type="password"
+        autoComplete="new-password"
+        hint="8 to 256 characters."
+        value={values.password}
+        error={errors.password}
+        onChange={(e) => setValues({ ...values, password: e.target.value })}
+      />
+      <ErrorNote message={mutation.error} />
+      <Button type="submit" variant="primary" busy={mutation.pending}>
+        {mutation.pending ? 'Creating…' : 'Create account'}
+      </Button>
+      <p className="muted">
+        Have an account? <Link to="/dashboard/sign-in">Sign in</Link>
+      </p>
+    </form>
+  );
+}

@@ -1,0 +1,7 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { keysKey } from './get-keys';
+
+export const revokeKey = (id: number) => request<unknown>('DELETE', `/api/keys/${id}`);
+
+export const useRevokeKey = () => useMutation(revokeKey, () => invalidate(keysKey));

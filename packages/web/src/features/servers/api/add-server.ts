@@ -1,0 +1,43 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { all, parse, pattern, text } from '../../../lib/schema';
+import type { DashboardServer } from '../../../lib/wire';
+import { serversKey } from './get-servers';
+
+/** The console's own rules for a new server (routes/servers). */
+export const agentUrl = all(
+  text({ min: 1, max: 2048 }),
+  pattern(/^https?:\/\/[^\s/]+(\/\S*)?$/i, 'Enter the agent address, e.g. http://203.0.113.7:9100'),
+);
+export const agentKey = pattern(
+  /^agk_[0-9A-Za-z]{20,200}$/,
+  'Enter the agent key (agk_…) printed by `palisade-agent key`.',
+);
+
+export const addServerInput = {
+  product_id: pattern(/^\d+$/, 'Choose a product.'),
+  name: text({ min: 1, max: 100 }),
+  api_url: agentUrl,
+  api_key: agentKey,
+};
+
+export type AddServerValues = Record<keyof typeof addServerInput, string>;
+
+export const checkAddServer = (values: AddServerValues) => parse(addServerInput, values);
+
+export const addServer = (values: AddServerValues) =>
+  request<{ server: DashboardServer }>('POST', '/api/servers', {
+    body: {
+      product_id: Number(values.product_id),
+      name: values.name,
+      api_url: values.api_url,
+      api_key: values.api_key,
+    },
+  });
+
+export const useAddServer = (onDone: (server: DashboardServer) => void) =>
+  useMutation(addServer, (out) => {
+    invalidate(serversKey);
+    invalidate('products');
+    onDone(out.server);
+  });

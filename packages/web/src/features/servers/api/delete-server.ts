@@ -1,0 +1,12 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { serversKey } from './get-servers';
+
+export const deleteServer = (id: number) => request<{ deleted: boolean }>('DELETE', `/api/servers/${id}`);
+
+export const useDeleteServer = (onDone: () => void) =>
+  useMutation(deleteServer, () => {
+    invalidate(serversKey);
+    invalidate('products');
+    onDone();
+  });

@@ -1,0 +1,14 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { parse, text } from '../../../lib/schema';
+import type { BenchmarkRunView } from '../../../lib/wire';
+import { benchmarksKey } from './get-benchmarks';
+
+export const runBenchmarkInput = { label: text({ min: 1, max: 100 }) };
+
+export const checkRunBenchmark = (values: { label: string }) => parse(runBenchmarkInput, values);
+
+export const runBenchmark = (input: { id: number; label: string }) =>
+  request<{ run: BenchmarkRunView }>('POST', `/api/servers/${input.id}/benchmarks`, { body: { label: input.label } });
+
+export const useRunBenchmark = (id: number) => useMutation(runBenchmark, () => invalidate(benchmarksKey(id)));

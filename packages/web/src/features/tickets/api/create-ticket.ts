@@ -1,0 +1,27 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { parse, pattern, text } from '../../../lib/schema';
+import { normalizeTicket, ticketsKey } from './scope';
+
+export const createTicketInput = {
+  product_id: pattern(/^\d+$/, 'Choose a product.'),
+  subject: text({ min: 1, max: 200 }),
+  message: text({ min: 1, max: 10_000 }),
+};
+
+export type CreateTicketValues = Record<keyof typeof createTicketInput, string>;
+
+export const checkCreateTicket = (values: CreateTicketValues) => parse(createTicketInput, values);
+
+export const createTicket = async (values: CreateTicketValues) =>
+  normalizeTicket(
+    await request<unknown>('POST', '/api/tickets', {
+      body: { product_id: Number(values.product_id), subject: values.subject, message: values.message },
+    }),
+  );
+
+export const useCreateTicket = (onDone: (ticket: { id: number }) => void) =>
+  useMutation(createTicket, (ticket) => {
+    invalidate(ticketsKey('user'));
+    onDone(ticket);
+  });

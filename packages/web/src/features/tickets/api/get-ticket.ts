@@ -1,0 +1,10 @@
+import { request } from '../../../lib/api';
+import { useQuery } from '../../../lib/query';
+import { normalizeTicket, type TicketScope, ticketKey, ticketsBase } from './scope';
+
+export const getTicket = async (scope: TicketScope, id: number) =>
+  normalizeTicket(await request<unknown>('GET', `${ticketsBase(scope)}/${id}`));
+
+/** The thread; refreshed every 15 s so an answer shows up without reloading. */
+export const useTicket = (scope: TicketScope, id: number) =>
+  useQuery(ticketKey(scope, id), () => getTicket(scope, id), { intervalMs: 15_000, pauseWhenHidden: true });

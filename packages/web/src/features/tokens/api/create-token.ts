@@ -1,0 +1,15 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { parse, text } from '../../../lib/schema';
+import type { AccessToken } from '../../../lib/wire';
+import { tokensKey } from './get-tokens';
+
+export const createTokenInput = { name: text({ min: 1, max: 100 }) };
+
+export const checkCreateToken = (values: { name: string }) => parse(createTokenInput, values);
+
+/** The answer carries the raw `svc_…` value once, in `token`. */
+export const createToken = (name: string) =>
+  request<AccessToken & { token: string }>('POST', '/api/tokens', { body: { name } });
+
+export const useCreateToken = () => useMutation(createToken, () => invalidate(tokensKey));

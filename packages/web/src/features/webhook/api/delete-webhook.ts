@@ -1,0 +1,7 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { webhookKey } from './get-webhook';
+
+export const deleteWebhook = () => request<unknown>('DELETE', '/api/account/webhook');
+
+export const useDeleteWebhook = () => useMutation(deleteWebhook, () => invalidate(webhookKey));

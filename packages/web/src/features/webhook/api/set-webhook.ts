@@ -1,0 +1,16 @@
+import { request } from '../../../lib/api';
+import { invalidate, useMutation } from '../../../lib/query';
+import { all, parse, pattern, text } from '../../../lib/schema';
+import { webhookKey } from './get-webhook';
+
+export const setWebhookInput = {
+  url: all(text({ min: 1, max: 2048 }), pattern(/^https?:\/\/\S+$/i, 'Enter an http(s) URL.')),
+};
+
+export const checkSetWebhook = (values: { url: string }) => parse(setWebhookInput, values);
+
+/** The answer carries the signing secret for verifying deliveries. */
+export const setWebhook = (url: string) =>
+  request<{ url: string; secret: string }>('PUT', '/api/account/webhook', { body: { url } });
+
+export const useSetWebhook = () => useMutation(setWebhook, () => invalidate(webhookKey));

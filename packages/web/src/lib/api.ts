@@ -1,0 +1,100 @@
+/**
+ * The one way the dashboard talks to the console. `request()` unwraps the `{data}` envelope and
+ * throws an `ApiError` carrying the status and the console's own message; `proxyRequest()` is for
+ * the two proxies, which pass the agent's body through unchanged.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterS: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | undefined>;
+  signal?: AbortSignal;
+}
+
+/** Called when any request answers 401, so the app can send the user back to sign in. */
+let onUnauthorized: (() => void) | null = null;
+export function setUnauthorizedHandler(handler: (() => void) | null) {
+  onUnauthorized = handler;
+}
+
+function urlOf(path: string, query?: RequestOptions['query']): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}${path.includes('?') ? '&' : '?'}${qs}` : path;
+}
+
+async function send(method: Method, path: string, options: RequestOptions): Promise<{ res: Response; body: unknown }> {
+  let res: Response;
+  try {
+    res = await fetch(urlOf(path, options.query), {
+      method,
+      credentials: 'same-origin',
+      headers: {
+        accept: 'application/json',
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(0, 'The console did not answer. Check your connection and try again.');
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+  }
+  if (!res.ok) {
+    const message =
+      body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string'
+        ? (body as { error: string }).error
+        : `The console answered HTTP ${res.status}.`;
+    const retry = Number(res.headers.get('retry-after'));
+    if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized?.();
+    throw new ApiError(res.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+  }
+  return { res, body };
+}
+
+/** A console API call; resolves to the `data` of the envelope. */
+export async function request<T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> {
+  const { body } = await send(method, path, options);
+  if (body && typeof body === 'object' && 'data' in body) return (body as { data: T }).data;
+  throw new ApiError(500, 'The console sent an answer the dashboard does not understand.');
+}
+
+/** A call through the metrics or control proxy; resolves to the agent's body as it came. */
+export async function proxyRequest<T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> {
+  const { body } = await send(method, path, options);
+  return body as T;
+}
+
+/** Plain words for an error, whatever was thrown. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) {
+    if (err.status === 429)
+      return err.retryAfterS
+        ? `Too many attempts. Try again in ${err.retryAfterS} s.`
+        : 'Too many attempts. Try again later.';
+    return err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
