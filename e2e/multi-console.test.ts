@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { signRequest } from '@palisade/protocol';
 import pg from 'pg';
 import { type ConsoleProcess, startConsoleProcess, tempDir } from './support/processes.js';
 
@@ -146,6 +147,20 @@ for (const setup of setups) {
       assert.equal((await api(nth(1), 'DELETE', `/api/tokens/${created.id}`, { cookie })).status, 200);
       for (let i = 0; i < consoles.length; i += 1) {
         assert.equal((await api(nth(i), 'GET', '/api/v1/servers', { token: created.token as string })).status, 401);
+      }
+    });
+
+    test('a signed request accepted by one console is a replay on every other', async () => {
+      const key = (await api(nth(0), 'POST', '/api/keys', { cookie, body: { name: 'replay' } })).json.data!
+        .key as string;
+      const headers = signRequest({ key, method: 'GET', path: '/api/account/me', body: '' });
+      const send = (i: number) => fetch(`${nth(i)}/api/account/me`, { headers });
+      const first = await send(0);
+      assert.equal(first.status, 200);
+      for (let i = 1; i < Math.max(2, consoles.length); i += 1) {
+        const again = await send(i);
+        assert.equal(again.status, 401);
+        assert.equal(((await again.json()) as { reason: string }).reason, 'replay');
       }
     });
 

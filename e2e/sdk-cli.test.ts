@@ -4,7 +4,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AgentClient, PalisadeError, V1Client } from '@palisade/sdk';
+import { AgentClient, PalisadeError, SignedClient, V1Client } from '@palisade/sdk';
 import {
   type AgentProcess,
   type ConsoleProcess,
@@ -45,6 +45,7 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
   let token = '';
   let serverId = 0;
   let env: Record<string, string> = {};
+  let productId = 0;
 
   before(async () => {
     consoleProc = await startConsoleProcess({
@@ -69,6 +70,7 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     const cookie = reg.res.headers.get('set-cookie')!.split(';')[0]!;
     token = (await post('/api/tokens', { name: 'cli' }, cookie)).json.data.token;
     const product = (await post('/api/products', { catalog_id: 1 }, cookie)).json.data.product!;
+    productId = product.id;
     serverId = (
       await post(
         '/api/servers',
@@ -76,9 +78,11 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
         cookie,
       )
     ).json.data.server!.id;
+    const signingKey = (await post('/api/keys', { name: 'cli' }, cookie)).json.data.key as unknown as string;
     env = {
       PALISADE_URL: consoleProc.url,
       PALISADE_TOKEN: token,
+      PALISADE_KEY: signingKey,
       PALISADE_AGENT_URL: agent.url,
       PALISADE_AGENT_KEY: agent.key,
     };
@@ -171,6 +175,39 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     assert.match(refused.stderr, /429/);
     const waited = await palisade(['me', '--json'], env);
     assert.equal(waited.code, 0, `with retry the CLI waits for Retry-After: ${waited.stderr}`);
+  });
+
+  test('tickets through signed requests: the SDK and the CLI open, list and reply', async () => {
+    const client = new SignedClient({ baseUrl: consoleProc.url, key: env.PALISADE_KEY! });
+    const ticket = await client.openTicket({ product_id: productId, subject: 'From the SDK', message: 'Signed body' });
+    assert.match(ticket.ref, /^T-/);
+    assert.equal((await client.me()).email, `sdk-${process.pid}@example.com`);
+    const opened = await palisade(
+      ['tickets', 'open', '--product', String(productId), '--subject', 'From the CLI', '--message', 'Hello'],
+      env,
+    );
+    assert.equal(opened.code, 0, opened.stderr);
+    assert.match(opened.stdout, /^opened T-[0-9A-Z]{6} \(ticket \d+\)/);
+    const list = await palisade(['tickets', 'list', '--json'], env);
+    const subjects = JSON.parse(list.stdout).map((x: { subject: string }) => x.subject);
+    assert.deepEqual(subjects.sort(), ['From the CLI', 'From the SDK']);
+    const reply = await palisade(['tickets', 'reply', String(ticket.id), '--message', 'Any news?'], env);
+    assert.equal(reply.code, 0, reply.stderr);
+    assert.equal((await palisade(['tickets', 'reply', '999999', '--message', 'x'], env)).code, 4);
+    const forged = await palisade(['tickets', 'list'], { ...env, PALISADE_KEY: `svck_${'z'.repeat(38)}` });
+    assert.equal(forged.code, 3);
+    assert.match(forged.stderr, /bad_signature/);
+    // A clock far off: the error says by how much.
+    const skewed = new SignedClient({
+      baseUrl: consoleProc.url,
+      key: env.PALISADE_KEY!,
+      now: () => Date.now() - 3600_000,
+    });
+    await assert.rejects(
+      skewed.tickets(),
+      (err: unknown) =>
+        err instanceof PalisadeError && err.reason === 'stale' && /behind the console/.test(err.hint ?? ''),
+    );
   });
 
   test('a config file with secrets must be private (0600)', async () => {

@@ -11,7 +11,9 @@ import agentRoutes from './routes/agent/index.js';
 import authRoutes from './routes/auth/index.js';
 import benchmarkRoutes from './routes/benchmarks/index.js';
 import catalogRoutes from './routes/catalog/index.js';
+import keyRoutes from './routes/keys/index.js';
 import serverRoutes from './routes/servers/index.js';
+import ticketRoutes from './routes/tickets/index.js';
 import tokenRoutes from './routes/tokens/index.js';
 import v1Routes from './routes/v1/index.js';
 import webRoutes from './routes/web/index.js';
@@ -23,7 +25,11 @@ import { type BenchmarksService, createBenchmarksService } from './services/benc
 import { type CatalogService, createCatalogService } from './services/catalog.service.js';
 import { type CheckinsService, createCheckinsService } from './services/checkins.service.js';
 import { createFleetService, type FleetService } from './services/fleet.service.js';
+import { createNotificationsService, type NotificationsService } from './services/notifications.service.js';
+import { createSecurityEventsService, type SecurityEventsService } from './services/security-events.service.js';
 import { createServersService, type ServersService } from './services/servers.service.js';
+import { createSigningService, type SigningService } from './services/signing.service.js';
+import { createTicketsService, type TicketsService } from './services/tickets.service.js';
 
 export interface Services {
   accounts: AccountsService;
@@ -33,6 +39,10 @@ export interface Services {
   servers: ServersService;
   checkins: CheckinsService;
   benchmarks: BenchmarksService;
+  securityEvents: SecurityEventsService;
+  signing: SigningService;
+  notifications: NotificationsService;
+  tickets: TicketsService;
 }
 
 declare module 'fastify' {
@@ -80,7 +90,13 @@ export function createServices(deps: ServiceDeps): Services {
   const checkins = createCheckinsService({ db, clock, config });
   const benchmarks = createBenchmarksService({ db, clock });
   checkins.addJobSource((serverId) => benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
+  const securityEvents = createSecurityEventsService({ db, clock });
+  const notifications = createNotificationsService({ db, clock, outbound: deps.outbound, secrets: deps.secrets });
   return {
+    securityEvents,
+    signing: createSigningService({ db, clock, events: securityEvents }),
+    notifications,
+    tickets: createTicketsService({ db, clock, notifications }),
     accounts: createAccountsService({ db, clock, config }),
     tokens: createAccessTokensService({ db, clock }),
     catalog: createCatalogService({ db, clock }),
@@ -142,6 +158,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authRoutes);
   await app.register(accountRoutes);
   await app.register(tokenRoutes);
+  await app.register(keyRoutes);
+  await app.register(ticketRoutes);
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
   await app.register(agentRoutes);

@@ -41,10 +41,26 @@ export function startHousekeeping(app: FastifyInstance) {
   };
   const timers = [
     every(5 * 60_000, 'sample-rollup', () => app.services.checkins.rollupSamples()),
+    every(5 * 60_000, 'nonce-expiry', () => app.services.signing.expireNonces()),
+    every(60 * 60_000, 'security-event-expiry', () => app.services.securityEvents.expire()),
     every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
     every(60 * 60_000, 'session-cleanup', () => deleteExpiredSessions(app.db, app.clock())),
     every(10 * 60_000, 'rate-limit-cleanup', () => deleteEndedWindows(app.db, app.clock())),
   ];
+  // The notification outbox is claimed row by row, so every process may work it at the same time.
+  let delivering = false;
+  const outbox = setInterval(() => {
+    if (delivering) return;
+    delivering = true;
+    app.services.notifications
+      .runOnce()
+      .catch((err) => app.log.error({ err }, 'notification delivery failed'))
+      .finally(() => {
+        delivering = false;
+      });
+  }, 1000);
+  outbox.unref();
+  timers.push(outbox);
   return { stop: () => timers.forEach(clearInterval) };
 }
 

@@ -164,10 +164,18 @@ for (const dialect of dialects()) {
 
     test('the session route says who is signed in, and null for visitors', async () => {
       const user = await registerUser(t.app);
-      const signedIn = await t.app.inject({ method: 'GET', url: '/api/auth/session', headers: { cookie: user.cookie } });
+      const signedIn = await t.app.inject({
+        method: 'GET',
+        url: '/api/auth/session',
+        headers: { cookie: user.cookie },
+      });
       assert.equal(signedIn.json().data.account.email, user.email);
       for (const cookie of [undefined, 'pl_session=nonsense']) {
-        const visitor = await t.app.inject({ method: 'GET', url: '/api/auth/session', headers: cookie ? { cookie } : {} });
+        const visitor = await t.app.inject({
+          method: 'GET',
+          url: '/api/auth/session',
+          headers: cookie ? { cookie } : {},
+        });
         assert.equal(visitor.statusCode, 200);
         assert.deepEqual(visitor.json(), { data: { account: null } });
       }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,6 +179,74 @@ describe('the dashboard', () => {
       assert.equal((await fetch(`${running.url}/`, { redirect: 'manual' })).headers.get('location'), '/dashboard');
     } finally {
       await running.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the notification outbox across a crash', () => {
+  test('notifications queued while the receiver is down are all delivered after a SIGKILL and restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'palisade-outbox-'));
+    const env = { PALISADE_DATA_DIR: dir, PALISADE_ALLOW_PRIVATE_TARGETS: '1', PALISADE_BOOTSTRAP_ADMIN: '0' };
+    // A port that nothing listens on yet; the receiver comes up there later.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+
+    const first = await startConsoleProcess(env);
+    const send = (base: string, path: string, body: unknown, cookie?: string) =>
+      fetch(`${base}${path}`, {
+        method: path === '/api/account/webhook' ? 'PUT' : 'POST',
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        body: JSON.stringify(body),
+      });
+    const reg = await send(first.url, '/api/auth/register', {
+      email: 'outbox@example.com',
+      password: 'outbox-password',
+      name: 'O',
+    });
+    const cookie = reg.headers.get('set-cookie')!.split(';')[0]!;
+    const product = (
+      (await (await send(first.url, '/api/products', { catalog_id: 1 }, cookie)).json()) as {
+        data: { product: { id: number } };
+      }
+    ).data.product;
+    assert.equal(
+      (await send(first.url, '/api/account/webhook', { url: `http://127.0.0.1:${port}/hook` }, cookie)).status,
+      200,
+    );
+    for (let i = 0; i < 3; i += 1) {
+      assert.equal(
+        (await send(first.url, '/api/tickets', { product_id: product.id, subject: `crash ${i}`, message: 'm' }, cookie))
+          .status,
+        201,
+      );
+    }
+    await first.kill('SIGKILL');
+
+    const deliveries = new Map<string, string>();
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => {
+        body += d;
+      });
+      req.on('end', () => {
+        deliveries.set(String(req.headers['x-palisade-delivery']), body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+    const second = await startConsoleProcess(env);
+    try {
+      const deadline = Date.now() + 90_000;
+      while (deliveries.size < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      assert.equal(deliveries.size, 3, 'every queued notification arrives (de-duplicated by X-Palisade-Delivery)');
+      const subjects = [...deliveries.values()].map((b) => JSON.parse(b).title as string).sort();
+      assert.ok(subjects.every((s) => s.startsWith('Ticket T-')));
+    } finally {
+      await second.kill();
+      await new Promise((resolve) => receiver.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -42,17 +42,20 @@ type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | '
 export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHandle> {
   let db: Database;
   let dialect: Dialect;
+  // On PostgreSQL, processes starting together take turns: an advisory lock is held around
+  // creating the schema and migrating (concurrent CREATE … IF NOT EXISTS can still collide).
+  let startupLock: pg.Client | null = null;
   if (config.databaseUrl) {
     dialect = 'postgres';
     const schema = config.databaseSchema;
-    if (schema) {
-      const admin = new pg.Client({ connectionString: config.databaseUrl });
-      await admin.connect();
-      try {
-        await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      } finally {
-        await admin.end();
-      }
+    startupLock = new pg.Client({ connectionString: config.databaseUrl });
+    await startupLock.connect();
+    try {
+      await startupLock.query('SELECT pg_advisory_lock(hashtext($1))', [`palisade-migrate:${schema ?? 'public'}`]);
+      if (schema) await startupLock.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    } catch (err) {
+      await startupLock.end();
+      throw err;
     }
     const pool = new pg.Pool({
       connectionString: config.databaseUrl,
@@ -83,6 +86,8 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
   } catch (err) {
     await db.destroy();
     throw new Error(`database migration failed: ${(err as Error).message}`);
+  } finally {
+    await startupLock?.end(); // ending the session releases the advisory lock
   }
   return { db, dialect, close: () => db.destroy() };
 }

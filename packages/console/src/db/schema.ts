@@ -119,7 +119,95 @@ export interface JobLeasesTable {
   expires_at: number;
 }
 
+export interface SigningKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  key_hash: string;
+  last4: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface Svc1NoncesTable {
+  key_id: number;
+  ts: number;
+  nonce: string;
+  created_at: number;
+}
+
+export interface SecurityEventsTable {
+  id: Generated<number>;
+  account_id: number | null;
+  kind: 'signed_request_failed' | 'login_failed';
+  reason: string;
+  key_last4: string | null;
+  method: string;
+  path: string;
+  ip: string;
+  created_at: number;
+}
+
+export interface TicketsTable {
+  id: Generated<number>;
+  account_id: number;
+  product_id: number;
+  ref: string;
+  subject: string;
+  status: 'open' | 'closed';
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TicketMessagesTable {
+  id: Generated<number>;
+  ticket_id: number;
+  author_id: number;
+  author_role: 'user' | 'admin';
+  body: string;
+  created_at: number;
+}
+
+export interface AccountWebhooksTable {
+  account_id: number;
+  url: string;
+  secret_enc: string;
+  updated_at: number;
+}
+
+export interface NotificationsTable {
+  id: Generated<number>;
+  account_id: number;
+  kind: string;
+  payload: string; // the exact JSON body delivered
+  status: 'queued' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  locked_until: number;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface NotificationAttemptsTable {
+  id: Generated<number>;
+  notification_id: number;
+  account_id: number;
+  at: number;
+  url: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface DB {
+  signing_keys: SigningKeysTable;
+  svc1_nonces: Svc1NoncesTable;
+  security_events: SecurityEventsTable;
+  tickets: TicketsTable;
+  ticket_messages: TicketMessagesTable;
+  account_webhooks: AccountWebhooksTable;
+  notifications: NotificationsTable;
+  notification_attempts: NotificationAttemptsTable;
   rate_limit_windows: RateLimitWindowsTable;
   job_leases: JobLeasesTable;
   accounts: AccountsTable;

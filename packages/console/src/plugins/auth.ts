@@ -2,6 +2,7 @@ import { TOO_MANY_ATTEMPTS } from '@palisade/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRow } from '../db/schema.js';
 import { AppError, unauthorized } from '../errors.js';
+import { hasSignedHeaders } from '../services/signing.service.js';
 
 export const SESSION_COOKIE = 'pl_session';
 
@@ -71,4 +72,30 @@ export async function requireSessionOrToken(request: FastifyRequest, reply: Fast
 
 export function requireAdmin(request: FastifyRequest) {
   if (request.account?.role !== 'admin') throw new AppError(403, 'this needs an admin account');
+}
+
+/** What the SVC1 verifier needs of a request: method, path without query, headers, the raw body, the client IP. */
+export function signedRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    path: request.url.split('?')[0]!,
+    headers: request.headers,
+    rawBody: request.rawBody,
+    ip: request.ip,
+  };
+}
+
+/** Session cookie, or an SVC1-signed request when X-SVC headers are present. */
+export async function requireSessionOrSigned(request: FastifyRequest) {
+  if (hasSignedHeaders(request.headers)) {
+    request.account = await request.server.services.signing.verify(signedRequest(request));
+    return;
+  }
+  return requireSession(request);
+}
+
+/** `GET /api/servers`: session, personal token (Bearer) or a signed request. */
+export async function requireAnyCredential(request: FastifyRequest, reply: FastifyReply) {
+  if (hasSignedHeaders(request.headers)) return requireSessionOrSigned(request);
+  return requireSessionOrToken(request, reply);
 }

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden } from '../errors.js';
+import { hasSignedHeaders } from '../services/signing.service.js';
+import { signedRequest } from './auth.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -10,9 +12,35 @@ function isBrowserWrite(request: FastifyRequest): boolean {
   return request.headers.authorization === undefined && request.headers['x-svc-key'] === undefined;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The exact body bytes received, for SVC1 verification. */
+    rawBody: Buffer | undefined;
+  }
+  interface FastifyContextConfig {
+    /** The route accepts SVC1-signed requests. */
+    signed?: boolean;
+  }
+}
+
 export function registerRequestGuards(app: FastifyInstance, publicUrl: string | null) {
   // Only JSON bodies are accepted: text/plain and form posts (which a cross-site form can send) answer 415.
   app.removeContentTypeParser('text/plain');
+
+  // JSON is parsed from the bytes received, and the bytes are kept: SVC1 signs them, not a re-serialization.
+  app.decorateRequest('rawBody', undefined);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    request.rawBody = body as Buffer;
+    parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
+
+  // Signed headers on a route that does not accept signed requests are refused, not ignored.
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.config.signed || !hasSignedHeaders(request.headers)) return;
+    await request.server.services.signing.refuseUnsupported(signedRequest(request));
+  });
 
   app.addHook('onRequest', async (request) => {
     if (!isBrowserWrite(request)) return;

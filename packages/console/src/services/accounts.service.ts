@@ -17,6 +17,16 @@ import {
 } from '../repositories/sessions.repository.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 
+/** A refused login; the account (when the email is known) and why stay on the server, for the security event stream. */
+export class LoginRefused extends AppError {
+  constructor(
+    readonly accountId: number | null,
+    readonly why: 'unknown email' | 'wrong password' | 'disabled account',
+  ) {
+    super(401, INVALID_LOGIN);
+  }
+}
+
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 export const INVALID_LOGIN = 'invalid email or password';
 
@@ -107,7 +117,9 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
     async login(email: string, password: string) {
       const account = await findAccountByEmail(db, email.toLowerCase());
       const ok = await verifyPassword(password, account?.password_hash ?? (await decoyHash()));
-      if (!account || !ok || account.disabled_at !== null) throw new AppError(401, INVALID_LOGIN);
+      if (!account) throw new LoginRefused(null, 'unknown email');
+      if (!ok) throw new LoginRefused(account.id, 'wrong password');
+      if (account.disabled_at !== null) throw new LoginRefused(account.id, 'disabled account');
       return account;
     },
 

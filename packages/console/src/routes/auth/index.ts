@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { readCookie, SESSION_COOKIE, tooManyAttempts } from '../../plugins/auth.js';
 import type { LimitName } from '../../plugins/rate-limits.js';
-import { accountView } from '../../services/accounts.service.js';
+import { accountView, LoginRefused } from '../../services/accounts.service.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../../services/passwords.js';
 import { parseInput } from '../../validation.js';
 
@@ -51,7 +51,22 @@ export default async function authRoutes(app: FastifyInstance) {
   app.post('/api/auth/login', async (request, reply) => {
     await limitPerIp(request, 'login');
     const body = parseInput(loginBody, request.body, 'body');
-    const account = await app.services.accounts.login(body.email, body.password);
+    let account: Awaited<ReturnType<typeof app.services.accounts.login>>;
+    try {
+      account = await app.services.accounts.login(body.email, body.password);
+    } catch (err) {
+      if (err instanceof LoginRefused) {
+        await app.services.securityEvents.record({
+          account_id: err.accountId,
+          kind: 'login_failed',
+          reason: err.why,
+          method: request.method,
+          path: '/api/auth/login',
+          ip: request.ip,
+        });
+      }
+      throw err;
+    }
     await signIn(request, reply, account.id);
     return { data: { account: accountView(account) } };
   });

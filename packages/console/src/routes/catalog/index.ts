@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { requireSession } from '../../plugins/auth.js';
+import { requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parseInput } from '../../validation.js';
 
 const addProductBody = z.object({
@@ -10,7 +10,7 @@ const addProductBody = z.object({
 export default async function catalogRoutes(app: FastifyInstance) {
   app.get('/api/catalog', async () => ({ data: { items: await app.services.catalog.catalog() } }));
 
-  app.get('/api/products', { preHandler: requireSession }, async (request) => ({
+  app.get('/api/products', { preHandler: requireSessionOrSigned, config: { signed: true } }, async (request) => ({
     data: { products: await app.services.catalog.products(request.account!.id) },
   }));
 
@@ -20,7 +20,11 @@ export default async function catalogRoutes(app: FastifyInstance) {
     return reply.status(201).send({ data: { product } });
   });
 
-  app.get('/api/billing/summary', { preHandler: requireSession }, async (request) => ({
-    data: await app.services.catalog.billingSummary(request.account!.id),
-  }));
+  app.get(
+    '/api/billing/summary',
+    { preHandler: requireSessionOrSigned, config: { signed: true } },
+    async (request) => ({
+      data: await app.services.catalog.billingSummary(request.account!.id),
+    }),
+  );
 }

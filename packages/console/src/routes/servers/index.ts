@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, forbidden, notFound } from '../../errors.js';
-import { requireSession, requireSessionOrToken } from '../../plugins/auth.js';
+import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parsePermissions } from '../../services/accounts.service.js';
 import { CONTROL_PATHS, HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
 import { parseId, parseInput } from '../../validation.js';
@@ -54,13 +54,17 @@ function controlTarget(request: FastifyRequest): { path: string; query: string }
 }
 
 export default async function serverRoutes(app: FastifyInstance) {
-  app.get('/api/servers', { preHandler: requireSessionOrToken }, async (request) => ({
+  app.get('/api/servers', { preHandler: requireAnyCredential, config: { signed: true } }, async (request) => ({
     data: { servers: await app.services.fleet.list(request.account!.id) },
   }));
 
-  app.get<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
-    return { data: { server: await app.services.servers.get(request.account!.id, serverId(request)) } };
-  });
+  app.get<{ Params: { id: string } }>(
+    '/api/servers/:id',
+    { preHandler: requireSessionOrSigned, config: { signed: true } },
+    async (request) => {
+      return { data: { server: await app.services.servers.get(request.account!.id, serverId(request)) } };
+    },
+  );
 
   app.post('/api/servers', { preHandler: requireSession }, async (request, reply) => {
     const body = parseInput(addBody, request.body, 'body');

@@ -1,0 +1,75 @@
+import type { Database } from '../db/schema.js';
+
+const listed = ['id', 'name', 'last4', 'created_at', 'last_used_at'] as const;
+
+export async function insertSigningKey(
+  db: Database,
+  key: { account_id: number; name: string; key_hash: string; last4: string; created_at: number },
+) {
+  return db
+    .insertInto('signing_keys')
+    .values({ ...key, last_used_at: null })
+    .returning(listed)
+    .executeTakeFirstOrThrow();
+}
+
+export async function listSigningKeys(db: Database, accountId: number) {
+  return db
+    .selectFrom('signing_keys')
+    .select(listed)
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function countSigningKeys(db: Database, accountId: number) {
+  const row = await db
+    .selectFrom('signing_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function deleteSigningKey(db: Database, accountId: number, id: number) {
+  const result = await db
+    .deleteFrom('signing_keys')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The key (any account state) and its account, so a failure can be recorded on the right stream. */
+export async function findSigningKey(db: Database, keyHash: string) {
+  return db
+    .selectFrom('signing_keys')
+    .innerJoin('accounts', 'accounts.id', 'signing_keys.account_id')
+    .selectAll('accounts')
+    .select(['signing_keys.id as key_id', 'signing_keys.last_used_at as key_last_used_at'])
+    .where('signing_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+export async function touchSigningKey(db: Database, id: number, now: number) {
+  await db
+    .updateTable('signing_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - 60_000)]))
+    .execute();
+}
+
+/** Records (key, timestamp, nonce); false when it was seen before: a replay. One insert, so every process agrees. */
+export async function recordNonce(db: Database, keyId: number, ts: number, nonce: string, now: number) {
+  const result = await db
+    .insertInto('svc1_nonces')
+    .values({ key_id: keyId, ts, nonce, created_at: now })
+    .onConflict((oc) => oc.columns(['key_id', 'ts', 'nonce']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function deleteNoncesBefore(db: Database, before: number) {
+  await db.deleteFrom('svc1_nonces').where('created_at', '<', before).execute();
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { notFound } from '../../errors.js';
+import { requireSession } from '../../plugins/auth.js';
+import { parseId, parseInput } from '../../validation.js';
+
+const createBody = z.object({ name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters') });
+
+/** SVC1 signing keys `svck_…`: the raw key is in the POST answer once; only its hash is kept. */
+export default async function keyRoutes(app: FastifyInstance) {
+  app.get('/api/keys', { preHandler: requireSession }, async (request) => ({
+    data: { keys: await app.services.signing.list(request.account!.id) },
+  }));
+
+  app.post('/api/keys', { preHandler: requireSession }, async (request, reply) => {
+    const { name } = parseInput(createBody, request.body, 'body');
+    return reply.status(201).send({ data: await app.services.signing.create(request.account!.id, name) });
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/keys/:id', { preHandler: requireSession }, async (request) => {
+    const id = parseId(request.params.id);
+    if (id === null) throw notFound('key');
+    await app.services.signing.revoke(request.account!.id, id);
+    return { data: { revoked: true } };
+  });
+}

@@ -1,0 +1,158 @@
+import {
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  SVC1_HEADERS,
+  SVC1_VERSION,
+  SVC1_WINDOW_S,
+  type Svc1Reason,
+  safeEqual,
+  svc1BodyHash,
+  svc1Payload,
+  svc1Signature,
+  tokenLast4,
+} from '@palisade/protocol';
+import type { AccountRow, Database } from '../db/schema.js';
+import { AppError, conflict, notFound } from '../errors.js';
+import {
+  countSigningKeys,
+  deleteNoncesBefore,
+  deleteSigningKey,
+  findSigningKey,
+  insertSigningKey,
+  listSigningKeys,
+  recordNonce,
+  touchSigningKey,
+} from '../repositories/signing-keys.repository.js';
+import type { SecurityEventsService } from './security-events.service.js';
+
+export const MAX_KEYS_PER_ACCOUNT = 100;
+const EMPTY_BODY_HASH = svc1BodyHash('');
+
+export interface SignedRequest {
+  method: string;
+  /** Path without query string. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The exact bytes received, before any parsing. */
+  rawBody: Buffer | undefined;
+  ip: string;
+}
+
+const MESSAGES: Record<Svc1Reason, string> = {
+  missing: 'signed request is missing a required X-SVC header',
+  bad_version: 'unsupported X-SVC-Signature-Version: only 1 is accepted',
+  stale: 'signed request timestamp is more than 300 s in the past: check the client clock',
+  future: 'signed request timestamp is more than 300 s in the future: check the client clock',
+  bad_signature: 'signature does not match: sign the exact bytes sent with a valid key',
+  replay: 'this timestamp and nonce were already used: send a fresh nonce with each request',
+};
+
+export function hasSignedHeaders(headers: SignedRequest['headers']): boolean {
+  return Object.values(SVC1_HEADERS).some((name) => headers[name] !== undefined);
+}
+
+function header(headers: SignedRequest['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? undefined : value;
+}
+
+export function createSigningService({
+  db,
+  clock,
+  events,
+}: {
+  db: Database;
+  clock: () => number;
+  events: SecurityEventsService;
+}) {
+  async function fail(
+    req: SignedRequest,
+    reason: Svc1Reason,
+    accountId: number | null,
+    message = MESSAGES[reason],
+  ): Promise<never> {
+    const key = header(req.headers, SVC1_HEADERS.key);
+    await events.record({
+      account_id: accountId,
+      kind: 'signed_request_failed',
+      reason,
+      key_last4: key ? tokenLast4(key) : null,
+      method: req.method,
+      path: req.path,
+      ip: req.ip,
+    });
+    throw new AppError(401, message, { reason });
+  }
+
+  return {
+    list: (accountId: number) => listSigningKeys(db, accountId),
+
+    async create(accountId: number, name: string) {
+      if ((await countSigningKeys(db, accountId)) >= MAX_KEYS_PER_ACCOUNT) {
+        throw conflict(`an account can hold at most ${MAX_KEYS_PER_ACCOUNT} signing keys; revoke one first`);
+      }
+      const key = generateToken('signingKey');
+      const row = await insertSigningKey(db, {
+        account_id: accountId,
+        name,
+        key_hash: hashToken(key),
+        last4: tokenLast4(key),
+        created_at: clock(),
+      });
+      return { ...row, key };
+    },
+
+    async revoke(accountId: number, id: number) {
+      if (!(await deleteSigningKey(db, accountId, id))) throw notFound('key');
+    },
+
+    /** A route that does not accept signed requests refuses them outright. */
+    refuseUnsupported(req: SignedRequest): Promise<never> {
+      return fail(req, 'bad_signature', null, 'this route does not accept signed requests');
+    },
+
+    /**
+     * SVC1 verification in the order DESIGN.md §3 gives: missing → bad_version → stale/future →
+     * bad_signature → replay (the nonce is recorded only after the signature verified).
+     */
+    async verify(req: SignedRequest): Promise<AccountRow> {
+      const key = header(req.headers, SVC1_HEADERS.key);
+      const timestamp = header(req.headers, SVC1_HEADERS.timestamp);
+      const version = header(req.headers, SVC1_HEADERS.version);
+      const signature = header(req.headers, SVC1_HEADERS.signature);
+      const nonce = header(req.headers, SVC1_HEADERS.nonce);
+      if (!key || !timestamp || !version || !signature || !nonce) return fail(req, 'missing', null);
+      if (version !== SVC1_VERSION) return fail(req, 'bad_version', null);
+      if (!/^[0-9]{1,12}$/.test(timestamp)) return fail(req, 'missing', null, 'X-SVC-Timestamp must be Unix seconds');
+      if (nonce.length > 128) return fail(req, 'missing', null, 'X-SVC-Nonce must be at most 128 characters');
+      const ts = Number(timestamp);
+      const nowS = Math.floor(clock() / 1000);
+      if (ts < nowS - SVC1_WINDOW_S) return fail(req, 'stale', null);
+      if (ts > nowS + SVC1_WINDOW_S) return fail(req, 'future', null);
+
+      const found = isWellFormedToken('signingKey', key) ? await findSigningKey(db, hashToken(key)) : undefined;
+      const bodyHash = req.rawBody && req.rawBody.length > 0 ? svc1BodyHash(req.rawBody) : EMPTY_BODY_HASH;
+      const expected = svc1Signature(key, svc1Payload(timestamp, req.method, req.path, bodyHash));
+      // For an empty body, also accept an empty fourth line (clients that read the spec's sentence the other way).
+      const emptyLine =
+        bodyHash === EMPTY_BODY_HASH ? svc1Signature(key, svc1Payload(timestamp, req.method, req.path, '')) : null;
+      const matches = safeEqual(signature, expected) || (emptyLine !== null && safeEqual(signature, emptyLine));
+      if (!found || !matches) return fail(req, 'bad_signature', found?.id ?? null);
+      if (found.disabled_at !== null)
+        return fail(req, 'bad_signature', found.id, 'the key belongs to a disabled account');
+      if (!(await recordNonce(db, found.key_id, ts, nonce, clock()))) return fail(req, 'replay', found.id);
+
+      const now = clock();
+      if (found.key_last_used_at === null || found.key_last_used_at < now - 60_000)
+        await touchSigningKey(db, found.key_id, now);
+      const { key_id: _k, key_last_used_at: _l, ...account } = found;
+      return account;
+    },
+
+    /** Nonces older than twice the window can never be replayed (their timestamps are stale). */
+    expireNonces: () => deleteNoncesBefore(db, clock() - 2 * SVC1_WINDOW_S * 1000),
+  };
+}
+
+export type SigningService = ReturnType<typeof createSigningService>;
