@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
 import { serverDetailSchema, serverSummarySchema } from '@palisade/protocol';
 import {
   type AgentProcess,
@@ -38,6 +39,8 @@ describe('fleet end to end: a real console and a real agent', () => {
     });
     const text = await res.text();
     responses.push(text);
+    // Every v1 answer here is held to the published OpenAPI document too.
+    if (path.startsWith('/api/v1/')) assertMatchesOpenApi(path, res.status, JSON.parse(text));
     // biome-ignore lint/suspicious/noExplicitAny: test answers are checked field by field
     return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
   }

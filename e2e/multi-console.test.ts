@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signRequest } from '@palisade/protocol';
 import pg from 'pg';
@@ -81,6 +83,7 @@ for (const setup of setups) {
         PALISADE_DATA_DIR: dir.path,
         PALISADE_BOOTSTRAP_ADMIN: '0',
         PALISADE_TRUST_PROXY: '127.0.0.1',
+        PALISADE_ALLOW_PRIVATE_TARGETS: '1',
         ...setup.env(),
       };
       // Start them together: migrations must run once, safely, when several processes start at the same time.
@@ -161,6 +164,38 @@ for (const setup of setups) {
         const again = await send(i);
         assert.equal(again.status, 401);
         assert.equal(((await again.json()) as { reason: string }).reason, 'replay');
+      }
+    });
+
+    test('each queued notification is delivered exactly once, whichever console sends it', async () => {
+      const seen: string[] = [];
+      const receiver = http.createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          seen.push(String(req.headers['x-palisade-delivery']));
+          res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+        assert.equal((await api(nth(0), 'PUT', '/api/account/webhook', { cookie, body: { url } })).status, 200);
+        const product = (await api(nth(1), 'POST', '/api/products', { cookie, body: { catalog_id: 1 } })).json.data!
+          .product as { id: number };
+        for (let i = 0; i < 6; i += 1) {
+          const res = await api(nth(i), 'POST', '/api/tickets', {
+            cookie,
+            body: { product_id: product.id, subject: `spread ${i}`, message: 'm' },
+          });
+          assert.equal(res.status, 201);
+        }
+        const deadline = Date.now() + 30_000;
+        while (new Set(seen).size < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 2500)); // a second round of every worker, to catch a double send
+        assert.equal(new Set(seen).size, 6, 'all six arrived');
+        assert.equal(seen.length, 6, 'none twice');
+      } finally {
+        await new Promise((resolve) => receiver.close(resolve));
       }
     });
 

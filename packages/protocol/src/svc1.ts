@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** SVC1 request signing (spec: "Console request signing, scheme SVC1"). No dependency beyond node:crypto. */
 export const SVC1_VERSION = '1';
@@ -52,4 +52,33 @@ export function signRequest(input: SignInput): Record<string, string> {
     [SVC1_HEADERS.signature]: svc1Signature(input.key, payload),
     [SVC1_HEADERS.nonce]: input.nonce ?? randomBytes(16).toString('hex'),
   };
+}
+
+export interface VerifyInput {
+  key: string;
+  signature: string;
+  timestamp: string;
+  method: string;
+  path: string;
+  /** The exact bytes received. */
+  body?: Uint8Array | string;
+}
+
+/**
+ * True when `signature` is the SVC1 signature of this request, compared in constant time. For an
+ * empty body an empty fourth line is accepted too. Checking headers, the clock window and replays
+ * is the caller's part (the console does it in the order of DESIGN.md §3).
+ */
+export function verifySignature(input: VerifyInput): boolean {
+  const empty = input.body === undefined || input.body.length === 0;
+  const candidates = [svc1Payload(input.timestamp, input.method, input.path, svc1BodyHash(input.body ?? ''))];
+  if (empty) candidates.push(svc1Payload(input.timestamp, input.method, input.path, ''));
+  const given = Buffer.from(input.signature, 'utf8');
+  let ok = false;
+  for (const payload of candidates) {
+    const expected = Buffer.from(svc1Signature(input.key, payload), 'utf8');
+    // Compare every candidate, equal lengths only, so timing does not depend on where they differ.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
+  }
+  return ok;
 }

@@ -6,11 +6,8 @@ import {
   SVC1_VERSION,
   SVC1_WINDOW_S,
   type Svc1Reason,
-  safeEqual,
-  svc1BodyHash,
-  svc1Payload,
-  svc1Signature,
   tokenLast4,
+  verifySignature,
 } from '@palisade/protocol';
 import type { AccountRow, Database } from '../db/schema.js';
 import { AppError, conflict, notFound } from '../errors.js';
@@ -27,7 +24,6 @@ import {
 import type { SecurityEventsService } from './security-events.service.js';
 
 export const MAX_KEYS_PER_ACCOUNT = 100;
-const EMPTY_BODY_HASH = svc1BodyHash('');
 
 export interface SignedRequest {
   method: string;
@@ -132,12 +128,15 @@ export function createSigningService({
       if (ts > nowS + SVC1_WINDOW_S) return fail(req, 'future', null);
 
       const found = isWellFormedToken('signingKey', key) ? await findSigningKey(db, hashToken(key)) : undefined;
-      const bodyHash = req.rawBody && req.rawBody.length > 0 ? svc1BodyHash(req.rawBody) : EMPTY_BODY_HASH;
-      const expected = svc1Signature(key, svc1Payload(timestamp, req.method, req.path, bodyHash));
-      // For an empty body, also accept an empty fourth line (clients that read the spec's sentence the other way).
-      const emptyLine =
-        bodyHash === EMPTY_BODY_HASH ? svc1Signature(key, svc1Payload(timestamp, req.method, req.path, '')) : null;
-      const matches = safeEqual(signature, expected) || (emptyLine !== null && safeEqual(signature, emptyLine));
+      // The exact bytes received; an empty body may also be signed with an empty fourth line.
+      const matches = verifySignature({
+        key,
+        signature,
+        timestamp,
+        method: req.method,
+        path: req.path,
+        body: req.rawBody ?? '',
+      });
       if (!found || !matches) return fail(req, 'bad_signature', found?.id ?? null);
       if (found.disabled_at !== null)
         return fail(req, 'bad_signature', found.id, 'the key belongs to a disabled account');
