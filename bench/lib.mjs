@@ -8,10 +8,10 @@ export function percentile(sorted, p) {
 }
 
 /**
- * Sends `total` GET requests with `concurrency` in flight over keep-alive sockets.
+ * Sends `total` GET requests with `concurrency` in flight over keep-alive sockets, spread over `urls`.
  * `headersFor(i)` picks each request's headers. Returns requests per second and latency percentiles (ms).
  */
-export async function load({ url, total, concurrency, headersFor = () => ({}) }) {
+export async function load({ url, urls = [url], total, concurrency, headersFor = () => ({}) }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const latencies = [];
   const statuses = new Map();
@@ -19,7 +19,7 @@ export async function load({ url, total, concurrency, headersFor = () => ({}) })
   const one = (i) =>
     new Promise((resolve, reject) => {
       const started = process.hrtime.bigint();
-      const req = http.get(url, { agent, headers: headersFor(i) }, (res) => {
+      const req = http.get(urls[i % urls.length], { agent, headers: headersFor(i) }, (res) => {
         res.resume();
         res.on('end', () => {
           latencies.push(Number(process.hrtime.bigint() - started) / 1e6);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // v1 GET /api/v1/servers (50 servers in the account) against a bare node:http server answering a
 // constant JSON body, side by side on this machine. Bar (DESIGN.md §5): console ≥ 40% of the bare rps.
-// Usage: node bench/v1-servers.mjs [--requests N] [--concurrency C] [--postgres URL]
+// Usage: node bench/v1-servers.mjs [--requests N] [--concurrency C] [--postgres URL] [--processes P]
+// With --processes P, P console processes share the database and the requests are spread over them.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ const arg = (name, fallback) => {
 const TOTAL = Number(arg('requests', '20000'));
 const CONCURRENCY = Number(arg('concurrency', '32'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
+const PROCESSES = Number(arg('processes', '1'));
 
 const BARE_SERVER = `
 const body = JSON.stringify({ data: { servers: [] } });
@@ -89,24 +91,27 @@ for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
   };
   process.stdout.write(`[${dialect}] preparing ${TOTAL} requests' worth of tokens and 50 servers per account…\n`);
   const tokens = await prepare(env);
-  const consoleProc = await startProcess([join(consoleDist, 'cli.js')], env);
+  const consoles = await Promise.all(
+    Array.from({ length: PROCESSES }, () => startProcess([join(consoleDist, 'cli.js')], env)),
+  );
   const headersFor = (i) => ({ authorization: `Bearer ${tokens[i % tokens.length]}` });
-  const url = `${consoleProc.url}/api/v1/servers`;
+  const urls = consoles.map((c) => `${c.url}/api/v1/servers`);
+  const url = urls[0];
   const sampleBody = await (await fetch(url, { headers: headersFor(0) })).text();
   const bare = await startProcess(['--input-type=module', '-e', BARE_SERVER], { BARE_BODY: sampleBody });
   const bareUrl = `${bare.url}/api/v1/servers`;
-  await load({ url, total: 500, concurrency: CONCURRENCY, headersFor }); // warm-up
+  await load({ urls, total: 500, concurrency: CONCURRENCY, headersFor }); // warm-up
   await load({ url: bareUrl, total: 500, concurrency: CONCURRENCY });
   process.stdout.write(`[${dialect}] measuring…\n`);
   const reference = await load({ url: bareUrl, total: TOTAL, concurrency: CONCURRENCY });
-  const measured = await load({ url, total: TOTAL, concurrency: CONCURRENCY, headersFor });
-  consoleProc.stop();
+  const measured = await load({ urls, total: TOTAL, concurrency: CONCURRENCY, headersFor });
+  for (const c of consoles) c.stop();
   bare.stop();
   rmSync(dataDir, { recursive: true, force: true });
   results.push({ dialect, reference, measured });
 }
 
-console.log(`\nv1 GET /api/v1/servers, ${TOTAL} requests, ${CONCURRENCY} in flight, one console process`);
+console.log(`\nv1 GET /api/v1/servers, ${TOTAL} requests, ${CONCURRENCY} in flight, ${PROCESSES} console process(es)`);
 console.log('target        rps      p50 ms   p99 ms   statuses');
 for (const { dialect, reference, measured } of results) {
   console.log(
