@@ -69,7 +69,7 @@ for (const dialect of dialects()) {
       const ticket = opened.json().data.ticket;
       assert.equal(ticket.status, 'open');
       assert.deepEqual(
-        ticket.messages.map((m: { author: string; body: string }) => [m.author, m.body]),
+        ticket.messages.map((m: { author_role: string; body: string }) => [m.author_role, m.body]),
         [['user', 'The disk filled up']],
       );
       assert.equal((await call('GET', '/api/tickets')).json().data.tickets[0].ref, ticket.ref);
@@ -89,7 +89,7 @@ for (const dialect of dialects()) {
       );
       const detail = (await call('GET', `/api/tickets/${ticket.id}`)).json().data.ticket;
       assert.deepEqual(
-        detail.messages.map((m: { author: string }) => m.author),
+        detail.messages.map((m: { author_role: string }) => m.author_role),
         ['user', 'admin'],
       );
 
@@ -229,7 +229,7 @@ for (const dialect of dialects()) {
         assert.equal(log.url, again.url);
         assert.ok(!JSON.stringify(log).includes(secret), 'the secret is shown only when set');
         const errors = log.deliveries.map(
-          (d: { error: string | null; status_code: number | null }) => d.error ?? String(d.status_code),
+          (d: { error: string | null; response_status: number | null }) => d.error ?? String(d.response_status),
         );
         assert.ok(errors.includes('the endpoint answered HTTP 500'));
         assert.ok(

@@ -70,10 +70,10 @@ export async function listAttempts(db: Database, accountId: number, limit: numbe
       'notification_attempts.id',
       'notification_attempts.notification_id',
       'notifications.kind',
-      'notifications.status as notification_status',
-      'notification_attempts.at',
+      'notifications.status as status',
+      'notification_attempts.at as created_at',
       'notification_attempts.url',
-      'notification_attempts.status_code',
+      'notification_attempts.status_code as response_status',
       'notification_attempts.error',
       'notification_attempts.duration_ms',
     ])

@@ -59,7 +59,7 @@ export function createTicketsService({
     const messages = await listTicketMessages(db, ticket.id);
     return {
       ...ticketView(ticket),
-      messages: messages.map((m) => ({ id: m.id, author: m.author_role, body: m.body, created_at: m.created_at })),
+      messages: messages.map((m) => ({ id: m.id, author_role: m.author_role, body: m.body, created_at: m.created_at })),
     };
   }
 
