@@ -1,4 +1,5 @@
 import type { Database } from '../db/schema.js';
+import { runCompiled } from './compiled.js';
 
 const listed = ['id', 'name', 'last4', 'created_at', 'last_used_at'] as const;
 
@@ -42,14 +43,20 @@ export async function deleteAccessToken(db: Database, accountId: number, id: num
 
 /** The token and its account when the account is enabled. */
 export async function findTokenAccount(db: Database, tokenHash: string) {
-  return db
-    .selectFrom('access_tokens')
-    .innerJoin('accounts', 'accounts.id', 'access_tokens.account_id')
-    .selectAll('accounts')
-    .select(['access_tokens.id as token_id', 'access_tokens.last_used_at'])
-    .where('access_tokens.token_hash', '=', tokenHash)
-    .where('accounts.disabled_at', 'is', null)
-    .executeTakeFirst();
+  const rows = await runCompiled(
+    db,
+    'findTokenAccount',
+    (d) =>
+      d
+        .selectFrom('access_tokens')
+        .innerJoin('accounts', 'accounts.id', 'access_tokens.account_id')
+        .selectAll('accounts')
+        .select(['access_tokens.id as token_id', 'access_tokens.last_used_at'])
+        .where('access_tokens.token_hash', '=', '')
+        .where('accounts.disabled_at', 'is', null),
+    [tokenHash],
+  );
+  return rows[0];
 }
 
 /** Marks use at most once a minute: the row is only written when the stored time is older. */

@@ -1,14 +1,20 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
+import { runCompiled } from './compiled.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
-  return db
-    .selectFrom('servers')
-    .select(['id', 'name', 'hostname', 'api_url', 'last_seen', 'public_ip', 'score_base_total'])
-    .where('account_id', '=', accountId)
-    .orderBy('id')
-    .execute();
+  return runCompiled(
+    db,
+    'listServerSummaries',
+    (d) =>
+      d
+        .selectFrom('servers')
+        .select(['id', 'name', 'hostname', 'api_url', 'last_seen', 'public_ip', 'score_base_total'])
+        .where('account_id', '=', 0)
+        .orderBy('id'),
+    [accountId],
+  );
 }
 
 /** One of the account's servers; another account's server is indistinguishable from a missing one. */
