@@ -46,7 +46,12 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
       PALISADE_CHECKIN_INTERVAL_S: '5',
     });
     try {
-      agent = await startAgent({ 'checkin.interval_s': '5', 'metrics.interval_s': '1' });
+      agent = await startAgent({
+        'checkin.interval_s': '5',
+        'metrics.interval_s': '1',
+        'bench.max_seconds': '20',
+        'bench.max_disk_mb': '64',
+      });
     } catch (err) {
       agentError = err;
     }
@@ -260,10 +265,14 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
       await page.getByLabel('Label').fill('e2e run');
       await page.getByRole('button', { name: 'Run benchmark' }).click();
       await page.getByText('Benchmark queued.').waitFor();
-      await page.locator('.run').filter({ hasText: 'e2e run' }).waitFor();
+      const run = page.locator('.run').filter({ hasText: 'e2e run' });
+      await run.waitFor();
       assert.equal(await page.getByRole('button', { name: 'Run benchmark' }).isDisabled(), true);
+      // The agent picks the run up at its next check-in and runs a 20-second suite.
+      await run.getByText('Verified', { exact: true }).waitFor({ timeout: 90_000 });
+      await run.getByText('Done', { exact: true }).waitFor();
+      await screenshot(page, 'benchmarks');
     });
-    t.todo('the agent does not run benchmarks yet (issue 7): the run is queued, its result is not checked');
   });
 
   test('create a token, see it once, revoke it', async () => {

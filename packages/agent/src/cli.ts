@@ -111,4 +111,21 @@ withConfig(
     alertTestCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o), o.count).catch(fail),
   );
 
+withConfig(
+  program
+    .command('bench')
+    .description('run the benchmark suite here, without a console (cpu, disk, stability), and print the scores'),
+)
+  .option('--quick', 'a short run: at most 10 s and 64 MB of disk')
+  .option('--json', 'print {report, scores} as JSON')
+  .action(async (o: CommonOptions & { quick?: boolean; json?: boolean }) => {
+    // Loaded on demand, so the daemon's process never carries the suite.
+    const { benchCommand } = await import('./bench/command.js');
+    const progress = (line: string) => process.stderr.write(`${line}\n`);
+    await benchCommand({ deps: realDeps(), print, progress }, o.stateDir, configChoice(o), {
+      quick: o.quick === true,
+      json: o.json === true,
+    }).catch(fail);
+  });
+
 program.parseAsync(process.argv).catch(fail);

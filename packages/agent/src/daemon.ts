@@ -2,10 +2,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Alerter, createAlerter } from './alerter/alerter.js';
+import { benchmarkJobHandler } from './bench/job.js';
 import { type Checkin, createCheckin } from './checkin/checkin.js';
 import { type AgentConfig, ConfigError, loadConfigFile } from './config/config.js';
 import type { AgentDeps } from './deps.js';
 import { type ApiRoutes, createApiServer } from './http/api-server.js';
+import { createControlRoutes } from './http/control-routes.js';
 import { controlRequest, listenControlSocket } from './http/control-socket.js';
 import { postJson } from './http/outbound.js';
 import { prometheusText } from './http/prometheus.js';
@@ -15,6 +17,8 @@ import type { Log } from './log.js';
 import { readFacts } from './measure/facts.js';
 import { Sampler } from './measure/sampler.js';
 import type { HostFacts } from './measure/types.js';
+import { configAccess } from './protection/config-file.js';
+import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
 import { KeyCheck, rotateKey } from './state/agent-key.js';
 import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
@@ -84,7 +88,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   }
 
   const startedAt = deps.monotonic();
-  const protection = o.protection ?? monitorOnlyProtection();
+  let protection = o.protection ?? monitorOnlyProtection();
   let facts: HostFacts = await readFacts(deps, config.host.publicIp);
   let factsAt = deps.monotonic();
   const sampler = new Sampler(deps, {
@@ -105,6 +109,23 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     post: postJson,
     log,
   });
+
+  // The protection engine (unless a test plugs in its own provider); it alerts through the alerter.
+  const engine = o.protection
+    ? null
+    : await ProtectionEngine.start({
+        deps,
+        log,
+        stateDir: o.stateDir,
+        settings: config.protection,
+        alert: (event) => alerter.enqueue(event),
+        consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
+      }).catch((err: Error) => {
+        alerter.stop();
+        sampler.stop();
+        throw err;
+      });
+  if (engine) protection = engine;
 
   const parts = (): SnapshotParts => {
     if (deps.monotonic() - factsAt > FACTS_REFRESH_MS) {
@@ -134,7 +155,17 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     post: postJson,
     body: () => checkinBody(parts()),
     version: AGENT_VERSION,
-    jobs: createJobRunner({}, log),
+    jobs: createJobRunner(
+      {
+        benchmark: benchmarkJobHandler({
+          deps,
+          log,
+          settings: () => ({ ...config.bench, dir: config.bench.dir ?? o.stateDir }),
+          consoleUrl: () => checkin.status().console_url,
+        }),
+      },
+      log,
+    ),
     log,
   });
 
@@ -154,6 +185,12 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     }),
     metrics: () => metricsSnapshot(parts()),
     prometheus: () => prometheusText(metricsSnapshot(parts())),
+    control: engine
+      ? createControlRoutes(
+          engine,
+          configAccess(o.configFile, engine, () => reload()),
+        )
+      : undefined,
     enroll: (body) => {
       const input = validateEnrolment(body);
       saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock() });
@@ -177,6 +214,10 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       else reject(err);
     });
     server.listen(listenConfig.port, listenConfig.host, () => resolve());
+  }).catch(async (err: Error) => {
+    // Started but unable to listen: take the firewall table down again before failing.
+    await engine?.stop();
+    throw err;
   });
   server.on('error', (err) => log('error', `metrics listener: ${err.message}`));
   const url = listenUrl(tls !== null, server.address() as AddressInfo);
@@ -257,6 +298,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     });
     alerter.configure(next.alerter);
     checkin.configure(next.checkin);
+    engine?.configure(next.protection);
     if (old.host.publicIp !== next.host.publicIp) {
       readFacts(deps, next.host.publicIp).then(
         (f) => {
@@ -284,6 +326,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       sampler.stop();
       alerter.stop();
       checkin.stop();
+      await engine?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (control) {

@@ -68,7 +68,13 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
   const stateDir = join(dir.path, 'state');
   const configFile = join(dir.path, 'agent.conf');
   // A generous collector bound: on a loaded test machine a /proc read must not count as a failure.
-  writeConfig(configFile, { 'metrics.listen': '127.0.0.1:0', 'metrics.collector_timeout_ms': '10000', ...config });
+  // Monitor-only unless a test asks otherwise: parallel agents must not share the host's nftables table.
+  writeConfig(configFile, {
+    'metrics.listen': '127.0.0.1:0',
+    'metrics.collector_timeout_ms': '10000',
+    'protection.backend': 'monitor',
+    ...config,
+  });
   const made = await runCli(['key', '--state-dir', stateDir, '--config', configFile]);
   const key = keyFrom(made.stdout);
   if (made.code !== 0 || !key) {

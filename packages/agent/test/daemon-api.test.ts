@@ -88,8 +88,9 @@ describe('metrics API auth', () => {
         'tx_pps',
       ]);
     }
-    assert.deepEqual(m.protection, { backend: 'monitor' });
-    assert.deepEqual(m.attacks, { active: 0, total: 0 });
+    assert.equal(m.protection.backend, 'monitor');
+    assert.equal(m.protection.backend_reason, 'protection.backend = monitor');
+    assert.deepEqual(m.attacks, { active: 0, total: 0, last: null });
     assert.equal(m.alerter.webhook_set, false);
     assert.equal(m.alerter.queued, 0);
     assert.equal(m.alerter.sent, 0);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type NetworkRange, parseNetworkList } from '../http/ip-ranges.js';
 import { ipaddr } from '../lib/ipaddr.js';
+import { defaultProtectionSettings, PROTECTION_SETTERS, type ProtectionSettings } from '../protection/settings.js';
 
 /** Where the metrics API listens. */
 export interface ListenAddress {
@@ -27,7 +28,9 @@ export interface AgentConfig {
     backoffMs: number;
   };
   checkin: { intervalS: number; timeoutMs: number };
-  protection: { backend: 'auto' | 'nftables' | 'monitor' };
+  /** Benchmark runs: `dir` null means the state directory. */
+  bench: { dir: string | null; maxDiskMb: number; maxSeconds: number };
+  protection: ProtectionSettings;
 }
 
 export const DEFAULT_CONFIG_FILE = '/etc/palisade-agent/agent.conf';
@@ -149,11 +152,23 @@ const SETTERS: Record<string, Setter> = {
   'checkin.timeout_ms': (c, raw) => {
     c.checkin.timeoutMs = integer(100, 120_000)(raw);
   },
+  'bench.dir': (c, raw) => {
+    if (raw !== '' && !raw.startsWith('/'))
+      throw new Error('expected an absolute directory path, or empty for the state directory');
+    c.bench.dir = raw === '' ? null : raw.replace(/(.)\/+$/, '$1');
+  },
+  'bench.max_disk_mb': (c, raw) => {
+    c.bench.maxDiskMb = integer(8, 1_048_576)(raw);
+  },
+  'bench.max_seconds': (c, raw) => {
+    c.bench.maxSeconds = integer(5, 600)(raw);
+  },
   'protection.backend': (c, raw) => {
     if (raw !== 'auto' && raw !== 'nftables' && raw !== 'monitor')
       throw new Error('expected auto, nftables or monitor');
     c.protection.backend = raw;
   },
+  ...PROTECTION_SETTERS,
 };
 
 export const CONFIG_KEYS = Object.keys(SETTERS);
@@ -171,7 +186,8 @@ export function defaultConfig(): AgentConfig {
     host: { publicIp: null },
     alerter: { url: null, secret: null, queueMax: 1000, timeoutMs: 5000, retries: 3, backoffMs: 1000 },
     checkin: { intervalS: 30, timeoutMs: 10_000 },
-    protection: { backend: 'auto' },
+    bench: { dir: null, maxDiskMb: 256, maxSeconds: 90 },
+    protection: defaultProtectionSettings(),
   };
 }
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KeyCheck } from '../state/agent-key.js';
+import { type ControlAnswer, type ControlRequest, parseControlBody } from './control-routes.js';
 import { isInside, type NetworkRange, parseClientAddress } from './ip-ranges.js';
 
 /** What the metrics API serves; every answer comes from memory. */
@@ -12,9 +13,13 @@ export interface ApiRoutes {
   prometheus: () => string;
   /** Validates and stores an enrolment; throws an Error whose message names the bad field. */
   enroll: (body: unknown) => void;
+  /** The protection control API; null when the path is not one of its paths. */
+  control?: (request: ControlRequest) => Promise<ControlAnswer | null>;
 }
 
 const MAX_BODY = 16 * 1024;
+/** Control bodies carry imports of up to 100,000 entries. */
+const MAX_CONTROL_BODY = 16 * 1024 * 1024;
 
 /** An error answered to the client as `{"error": message}`. */
 class HttpError extends Error {
@@ -37,14 +42,14 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
 
 const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, JSON.stringify(value));
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+function readBody(req: http.IncomingMessage, max = MAX_BODY): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, `body: larger than ${MAX_BODY} bytes`));
+      if (size > max) {
+        reject(new HttpError(413, `body: larger than ${max} bytes`));
         req.destroy();
         return;
       }
@@ -97,6 +102,16 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, route
       }
       return json(res, 200, { enrolled: true });
     }
+  }
+  if (routes.control) {
+    const answer = await routes.control({
+      method: req.method ?? 'GET',
+      path: path.replace(/^\/+|\/+$/g, ''),
+      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
+      body: async () => parseControlBody(await readBody(req, MAX_CONTROL_BODY)),
+      client: parseClientAddress(req.socket.remoteAddress)?.toString(),
+    });
+    if (answer) return json(res, answer.status, answer.body);
   }
   if (['/health', '/metrics', '/metrics/prometheus', '/enroll'].includes(path)) {
     throw new HttpError(405, `method ${req.method} not allowed on ${path}`);

@@ -1,0 +1,112 @@
+// `POST /config`: changes to the config file, validated like the file itself and written whole.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { CONFIG_KEYS, ConfigError, parseConfig } from '../config/config.js';
+import type { ConfigAccess } from '../http/control-routes.js';
+import { isInside, parseClientAddress } from '../http/ip-ranges.js';
+import { writeFileAtomic } from '../state/state-dir.js';
+import type { ProtectionEngine } from './engine.js';
+import { InputError } from './net.js';
+
+/** Reads the `key = value` lines of the file as written (comments and unknown lines left out). */
+export function readConfigValues(file: string): Record<string, string> {
+  if (!existsSync(file)) return {};
+  const out: Record<string, string> = {};
+  for (const raw of readFileSync(file, 'utf8').split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const eq = line.indexOf('=');
+    if (eq < 0) continue;
+    out[line.slice(0, eq).trim()] = line
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$|^'(.*)'$/, '$1$2');
+  }
+  return out;
+}
+
+/** Replaces or appends `key = value` lines (a null value removes the key); comments stay where they are. */
+export function editConfigText(text: string, changes: Record<string, string | null>): string {
+  const lines = text === '' ? [] : text.replace(/\n$/, '').split(/\r?\n/);
+  const done = new Set<string>();
+  const out: string[] = [];
+  for (const line of lines) {
+    const t = line.trim();
+    const eq = t.indexOf('=');
+    const key = eq > 0 && !t.startsWith('#') && !t.startsWith(';') ? t.slice(0, eq).trim() : null;
+    if (key !== null && key in changes) {
+      if (done.has(key)) continue;
+      done.add(key);
+      const v = changes[key];
+      if (v !== null && v !== undefined) out.push(`${key} = ${v}`);
+      continue;
+    }
+    out.push(line);
+  }
+  for (const [key, v] of Object.entries(changes)) if (!done.has(key) && v !== null) out.push(`${key} = ${v}`);
+  return `${out.join('\n')}\n`;
+}
+
+/** Validates `{ "dotted.key": value | null, … }` against the file's parser and writes the file. */
+export function applyConfigChanges(
+  file: string,
+  body: unknown,
+  check?: (next: ReturnType<typeof parseConfig>) => void,
+): { changed: string[] } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new InputError('body: expected a JSON object of config keys, e.g. {"protection.conn_limit": 200}');
+  const changes: Record<string, string | null> = {};
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (!CONFIG_KEYS.includes(key)) throw new InputError(`${key.slice(0, 60)}: unknown config key`);
+    if (value === null) changes[key] = null;
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      const text = Array.isArray(value) ? value.join(', ') : String(value);
+      if (/[\r\n]/.test(text)) throw new InputError(`${key}: a value is one line`);
+      changes[key] = text;
+    } else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number'))
+      changes[key] = value.join(', ');
+    else throw new InputError(`${key}: expected a string, number, boolean, list or null`);
+  }
+  if (Object.keys(changes).length === 0) throw new InputError('body: no config keys given');
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const after = editConfigText(before, changes);
+  let next: ReturnType<typeof parseConfig>;
+  try {
+    next = parseConfig(after, file);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new InputError(err.problems.map((p) => p.message).join('; '));
+    throw err;
+  }
+  check?.(next);
+  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
+  writeFileAtomic(file, after, mode);
+  return { changed: Object.keys(changes) };
+}
+
+/** The `config` control path: what the file says and the protection state, and validated changes followed by a reload. */
+export function configAccess(
+  file: string,
+  engine: ProtectionEngine,
+  reload: () => { ok: boolean; error: string | null },
+): ConfigAccess {
+  return {
+    read: () => ({
+      file,
+      values: readConfigValues(file),
+      protection: engine.settingsSummary(),
+      autofetch: engine.autofetchState(),
+      geo: engine.geoMode(),
+    }),
+    change: (body, client) => {
+      const result = applyConfigChanges(file, body, (next) => {
+        const address = client ? parseClientAddress(client) : null;
+        if (address && next.metrics.whitelist.length > 0 && !isInside(address, next.metrics.whitelist))
+          throw new InputError(
+            `metrics.whitelist: would lock out ${address.toString()}, the address making this change`,
+          );
+      });
+      const reloaded = reload();
+      if (!reloaded.ok) throw new InputError(`written, but the reload failed: ${reloaded.error}`);
+      return { ...result, reloaded: true };
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// Country ranges from @ip-location-db/geo-whois-asn-country (CC0), read only while geo is on and
+// only for the chosen countries, so the agent stays small when geo is off.
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type Element, elementOf } from './firewall.js';
+import { InputError, parseAddress, parseNetwork } from './net.js';
+
+// Made on first use: the ICU region data costs memory an agent with geo off should not carry.
+let regionNames: Intl.DisplayNames | null = null;
+
+/** An ISO 3166 alpha-2 code, upper-cased; throws for anything else. */
+export function parseCountry(raw: unknown): string {
+  if (typeof raw !== 'string' || !/^[A-Za-z]{2}$/.test(raw.trim()))
+    throw new InputError('country: expected a two-letter ISO 3166 country code, e.g. DE');
+  const cc = raw.trim().toUpperCase();
+  // Codes ISO keeps for private use or groups (ZZ, EU, XA…) are names to Intl but no country; XK (Kosovo) is one.
+  regionNames ??= new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+  if (!regionNames.of(cc) || /^(AA|Q[M-Z]|X[A-JL-Z]|ZZ|EU|EZ|UN)$/.test(cc))
+    throw new InputError(`country: unknown country code "${cc}"`);
+  return cc;
+}
+
+/** Private, loopback, link-local and similar ranges: never dropped by allow mode. */
+export const RESERVED = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '::/128',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+].map((c) => elementOf(parseNetwork(c)));
+
+export function geoDataDir(): string {
+  const require = createRequire(import.meta.url);
+  return dirname(require.resolve('@ip-location-db/geo-whois-asn-country/package.json'));
+}
+
+/** Streams the CSV files and keeps the ranges of `countries` (lines `start,end,CC`). */
+export async function loadCountryRanges(countries: Set<string>, dir = geoDataDir()): Promise<Element[]> {
+  const out: Element[] = [];
+  for (const file of ['geo-whois-asn-country-ipv4.csv', 'geo-whois-asn-country-ipv6.csv']) {
+    const lines = createInterface({ input: createReadStream(join(dir, file)), crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      const cc = line.slice(line.lastIndexOf(',') + 1);
+      if (!countries.has(cc)) continue;
+      const [a, b] = line.split(',');
+      const start = parseAddress(a ?? '');
+      const end = parseAddress(b ?? '');
+      if (!start || !end || start.family !== end.family) continue;
+      out.push({ family: start.family, start: start.start, end: end.start });
+    }
+  }
+  return out;
+}

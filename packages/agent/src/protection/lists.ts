@@ -1,0 +1,226 @@
+import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
+import { InputError, type Network, NetworkSet, parseNetwork } from './net.js';
+
+export type EntrySource = 'manual' | 'attack' | 'pattern' | 'feed' | 'import';
+const SOURCES: EntrySource[] = ['manual', 'attack', 'pattern', 'feed', 'import'];
+
+/** A list entry as the control API shows it (`{ip, note?, ttl_s?}` plus where it came from and when). */
+export interface ListEntry {
+  ip: string;
+  note?: string;
+  ttl_s?: number;
+  source: EntrySource;
+  added_at: number;
+  expires_at?: number;
+}
+
+export interface ImportResult {
+  added: number;
+  skipped: number;
+  invalid: number;
+  /** The first few rejected lines with the reason, so a user can fix them. */
+  invalid_examples?: string[];
+}
+
+const MAX_NOTE = 200;
+const MAX_TTL_S = 10 * 365 * 86400;
+
+/** Validates one `{ip, note?, ttl_s?}` (or a bare string); throws an InputError with the reason. */
+export function parseEntryInput(raw: unknown): { net: Network; note?: string; ttl_s?: number } {
+  if (typeof raw === 'string') return { net: parseNetwork(raw) };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new InputError('body: expected {ip, note?, ttl_s?} or a JSON array of entries');
+  const o = raw as Record<string, unknown>;
+  const net = parseNetwork(o.ip);
+  const out: { net: Network; note?: string; ttl_s?: number } = { net };
+  if (o.note !== undefined && o.note !== null && o.note !== '') {
+    if (typeof o.note !== 'string' || o.note.length > MAX_NOTE)
+      throw new InputError(`note: expected text of at most ${MAX_NOTE} characters`);
+    out.note = o.note;
+  }
+  if (o.ttl_s !== undefined && o.ttl_s !== null) {
+    if (typeof o.ttl_s !== 'number' || !Number.isInteger(o.ttl_s) || o.ttl_s < 1 || o.ttl_s > MAX_TTL_S)
+      throw new InputError(`ttl_s: expected whole seconds from 1 to ${MAX_TTL_S}`);
+    out.ttl_s = o.ttl_s;
+  }
+  return out;
+}
+
+/** Splits an import body: a JSON array, or text with one entry per line (`#` and `;` start comments). */
+export function importItems(body: unknown): unknown[] {
+  if (Array.isArray(body)) return body;
+  if (body && typeof body === 'object' && Array.isArray((body as { entries?: unknown }).entries))
+    return (body as { entries: unknown[] }).entries;
+  if (typeof body === 'string')
+    return body
+      .split(/\r?\n/)
+      .map((l) => l.replace(/[#;].*$/, '').trim())
+      .filter((l) => l !== '')
+      .map((l) => l.split(/\s+/)[0]!);
+  throw new InputError('body: expected a JSON array of entries or one IP or CIDR per line');
+}
+
+interface Stored extends ListEntry {
+  net: Network;
+}
+
+/**
+ * One named list of IPs and CIDRs (whitelist, blacklist, never-add, never-remove), kept in memory
+ * and saved whole to `<state dir>/<name>.json` shortly after each change.
+ */
+export class IpList {
+  private entries = new Map<string, Stored>();
+  private index: NetworkSet | null = null;
+  private saveTimer: NodeJS.Timeout | undefined;
+  /** Bumped on every change, so the firewall knows when to sync. */
+  version = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly file: string | null,
+    private readonly onChange: (list: IpList) => void = () => {},
+  ) {
+    if (file) this.load(file);
+  }
+
+  private load(file: string) {
+    const saved = readJsonFile<{ entries?: ListEntry[] }>(file);
+    for (const e of saved?.entries ?? []) {
+      try {
+        const net = parseNetwork(e.ip);
+        const source = SOURCES.includes(e.source) ? e.source : 'manual';
+        this.entries.set(net.text, { ...e, ip: net.text, source, net });
+      } catch {
+        // An entry edited into an invalid state by hand is dropped rather than blocking start-up.
+      }
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private changed() {
+    this.index = null;
+    this.version++;
+    this.onChange(this);
+    if (!this.file || this.saveTimer) return;
+    this.saveTimer = setTimeout(() => this.flush(), 200);
+    this.saveTimer.unref();
+  }
+
+  /** Writes pending changes now (also called on shutdown). */
+  flush(): void {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    if (!this.file) return;
+    const entries = [...this.entries.values()].map(({ net: _net, ...e }) => e);
+    writeFileAtomic(this.file, JSON.stringify({ entries }));
+  }
+
+  /** Adds or updates one entry; `added` is false when it was already there (its note and expiry are updated). */
+  add(input: { net: Network; note?: string; ttl_s?: number }, source: EntrySource, now: number) {
+    const existing = this.entries.get(input.net.text);
+    const entry: Stored = {
+      ip: input.net.text,
+      ...(input.note !== undefined ? { note: input.note } : existing?.note ? { note: existing.note } : {}),
+      ...(input.ttl_s !== undefined ? { ttl_s: input.ttl_s, expires_at: now + input.ttl_s * 1000 } : {}),
+      source: existing?.source ?? source,
+      added_at: existing?.added_at ?? now,
+      net: input.net,
+    };
+    this.entries.set(entry.ip, entry);
+    this.changed();
+    return { added: existing === undefined, entry: publicEntry(entry) };
+  }
+
+  /** Imports many entries at once (one change notification); existing entries are skipped. */
+  import(items: unknown[], source: EntrySource, now: number, refuse?: (net: Network) => string | null): ImportResult {
+    const result: ImportResult = { added: 0, skipped: 0, invalid: 0 };
+    const examples: string[] = [];
+    for (const item of items) {
+      let input: ReturnType<typeof parseEntryInput>;
+      try {
+        input = parseEntryInput(item);
+        const why = refuse?.(input.net);
+        if (why) throw new InputError(why);
+      } catch (err) {
+        result.invalid++;
+        if (examples.length < 10) examples.push((err as Error).message);
+        continue;
+      }
+      if (this.entries.has(input.net.text)) {
+        result.skipped++;
+        continue;
+      }
+      const entry: Stored = {
+        ip: input.net.text,
+        ...(input.note !== undefined ? { note: input.note } : {}),
+        ...(input.ttl_s !== undefined ? { ttl_s: input.ttl_s, expires_at: now + input.ttl_s * 1000 } : {}),
+        source,
+        added_at: now,
+        net: input.net,
+      };
+      this.entries.set(entry.ip, entry);
+      result.added++;
+    }
+    if (result.added > 0) this.changed();
+    if (examples.length > 0) result.invalid_examples = examples;
+    return result;
+  }
+
+  remove(net: Network): boolean {
+    const had = this.entries.delete(net.text);
+    if (had) this.changed();
+    return had;
+  }
+
+  /** Removes every entry, or only those of one source; answers how many went. */
+  clear(source?: EntrySource): number {
+    let removed = 0;
+    for (const [k, e] of this.entries) {
+      if (source && e.source !== source) continue;
+      this.entries.delete(k);
+      removed++;
+    }
+    if (removed > 0) this.changed();
+    return removed;
+  }
+
+  /** Drops expired entries; answers them. */
+  expire(now: number): ListEntry[] {
+    const gone: ListEntry[] = [];
+    for (const [k, e] of this.entries) {
+      if (e.expires_at !== undefined && e.expires_at <= now) {
+        this.entries.delete(k);
+        gone.push(publicEntry(e));
+      }
+    }
+    if (gone.length > 0) this.changed();
+    return gone;
+  }
+
+  has(net: Network): boolean {
+    return this.entries.has(net.text);
+  }
+
+  /** The entry (an address or a network) covering `net`, if any. */
+  covering(net: Network): Network | null {
+    this.index ??= new NetworkSet([...this.entries.values()].map((e) => e.net));
+    return this.index.find(net);
+  }
+
+  /** Entries with their parsed networks, for the firewall. */
+  stored(): Iterable<{ net: Network; expires_at?: number; source: EntrySource }> {
+    return this.entries.values();
+  }
+
+  list(): ListEntry[] {
+    return [...this.entries.values()].map(publicEntry);
+  }
+}
+
+function publicEntry(e: Stored): ListEntry {
+  const { net: _net, ...rest } = e;
+  return rest;
+}

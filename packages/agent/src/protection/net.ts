@@ -1,0 +1,159 @@
+import { type IPv6Address, ipaddr } from '../lib/ipaddr.js';
+
+/** One IP or CIDR, normalized: host bits cleared, IPv4-mapped v6 turned into v4, single hosts without a prefix. */
+export interface Network {
+  /** Canonical text: `203.0.113.7`, `198.51.100.0/24`, `2001:db8::/64`. */
+  text: string;
+  family: 4 | 6;
+  /** First address as an integer. */
+  start: bigint;
+  prefix: number;
+}
+
+/** A user-facing input problem; its message is the 400 reason. */
+export class InputError extends Error {}
+
+const bits = (family: 4 | 6) => (family === 4 ? 32 : 128);
+
+function toBigInt(bytes: number[]): bigint {
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  return n;
+}
+
+export function bigIntToAddress(n: bigint, family: 4 | 6): string {
+  const len = family === 4 ? 4 : 16;
+  const bytes: number[] = new Array(len);
+  for (let i = len - 1; i >= 0; i--) {
+    bytes[i] = Number(n & 0xffn);
+    n >>= 8n;
+  }
+  return ipaddr.fromByteArray(bytes).toString();
+}
+
+/** Parses one IP or CIDR (v4 or v6); throws an InputError naming the text. */
+export function parseNetwork(raw: unknown): Network {
+  if (typeof raw !== 'string' || raw.trim() === '') throw new InputError('ip: expected an IP address or CIDR range');
+  const text = raw.trim();
+  const bad = () => new InputError(`ip: "${text.slice(0, 80)}" is not an IP address or CIDR range`);
+  let addr: ReturnType<typeof ipaddr.parse>;
+  let prefix: number;
+  if (text.includes('/')) {
+    if (!ipaddr.isValidCIDR(text)) throw bad();
+    [addr, prefix] = ipaddr.parseCIDR(text);
+  } else {
+    if (!ipaddr.isValid(text)) throw bad();
+    addr = ipaddr.parse(text);
+    prefix = addr.kind() === 'ipv4' ? 32 : 128;
+  }
+  if (addr.kind() === 'ipv6' && (addr as IPv6Address).isIPv4MappedAddress()) {
+    if (prefix < 96) throw bad();
+    addr = (addr as IPv6Address).toIPv4Address();
+    prefix -= 96;
+  }
+  const family: 4 | 6 = addr.kind() === 'ipv4' ? 4 : 6;
+  const width = BigInt(bits(family));
+  const mask = ((1n << width) - 1n) ^ ((1n << (width - BigInt(prefix))) - 1n);
+  const start = toBigInt(addr.toByteArray()) & mask;
+  const host = bigIntToAddress(start, family);
+  return { text: prefix === bits(family) ? host : `${host}/${prefix}`, family, start, prefix };
+}
+
+/** Parses a client or log address; null when it is not one. */
+export function parseAddress(raw: string): Network | null {
+  try {
+    const n = parseNetwork(raw.replace(/%.*$/, ''));
+    return n.prefix === bits(n.family) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The last address of a network, as an integer. */
+export function networkEnd(n: Network): bigint {
+  return n.start | ((1n << BigInt(bits(n.family) - n.prefix)) - 1n);
+}
+
+export function contains(outer: Network, inner: Network): boolean {
+  if (outer.family !== inner.family || outer.prefix > inner.prefix) return false;
+  return inner.start >= outer.start && networkEnd(inner) <= networkEnd(outer);
+}
+
+/** The /24 (v4) or /64 (v6) an address belongs to, for prefix bans. */
+export function sharedPrefix(n: Network): Network {
+  const prefix = n.family === 4 ? 24 : 64;
+  return parseNetwork(`${bigIntToAddress(n.start, n.family)}/${prefix}`);
+}
+
+/**
+ * A set of networks answering "is this address inside any of them". Networks are indexed by
+ * prefix length, so a lookup costs one map probe per distinct prefix length in use.
+ */
+export class NetworkSet {
+  private byPrefix = new Map<string, Map<bigint, Network>>();
+  private count = 0;
+
+  constructor(networks: Iterable<Network> = []) {
+    for (const n of networks) this.add(n);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(n: Network): void {
+    const key = `${n.family}/${n.prefix}`;
+    let m = this.byPrefix.get(key);
+    if (!m) {
+      m = new Map();
+      this.byPrefix.set(key, m);
+    }
+    if (!m.has(n.start)) this.count++;
+    m.set(n.start, n);
+  }
+
+  /** The first network containing `n` (an address or a smaller network), or null. */
+  find(n: Network): Network | null {
+    const width = BigInt(bits(n.family));
+    for (const [key, m] of this.byPrefix) {
+      const [fam, p] = key.split('/');
+      const prefix = Number(p);
+      if (Number(fam) !== n.family || prefix > n.prefix) continue;
+      const mask = ((1n << width) - 1n) ^ ((1n << (width - BigInt(prefix))) - 1n);
+      const hit = m.get(n.start & mask);
+      if (hit) return hit;
+    }
+    return null;
+  }
+
+  /** Any network of the set that overlaps `n` (contains it or lies inside it). */
+  overlaps(n: Network): Network | null {
+    const inside = this.find(n);
+    if (inside) return inside;
+    for (const m of this.byPrefix.values()) {
+      for (const other of m.values()) if (contains(n, other)) return other;
+    }
+    return null;
+  }
+}
+
+/** Drops networks contained in another of the list (nft interval sets refuse overlaps). */
+export function withoutNested<T extends { net: Network }>(items: T[]): T[] {
+  const sorted = [...items].sort((a, b) =>
+    a.net.family !== b.net.family
+      ? a.net.family - b.net.family
+      : a.net.start < b.net.start
+        ? -1
+        : a.net.start > b.net.start
+          ? 1
+          : a.net.prefix - b.net.prefix,
+  );
+  const out: T[] = [];
+  let last: T | null = null;
+  for (const item of sorted) {
+    if (last && contains(last.net, item.net)) continue;
+    out.push(item);
+    last = item;
+  }
+  return out;
+}

@@ -1,0 +1,229 @@
+// The control API of a real daemon process (monitor-only backend, so no root needed): every one
+// of the 20 paths, its validation, persistence across a restart, feeds, and attack webhooks.
+import assert from 'node:assert/strict';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type AgentProcess, eventually, request, spawnAgent, startAgent, startReceiver } from './agent-process.js';
+
+describe('control API (monitor-only backend)', () => {
+  let agent: AgentProcess;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let feedBody = '# test feed\n192.0.2.0/24\n198.51.100.7\n';
+  let feedStatus = 200;
+  const feedServer = http.createServer((_req, res) => res.writeHead(feedStatus).end(feedBody));
+  let feedUrl = '';
+  const call = async (method: string, path: string, body?: unknown) => {
+    // Node sends a DELETE body without a length unless told, so the length is always given.
+    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+    const r = await request(`${agent.url}/${path}`, {
+      key: agent.key,
+      method,
+      headers: body === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) },
+      ...(body === undefined ? {} : { body }),
+    });
+    if (process.env.DEBUG_API) console.error(method, path, r.status, r.body.slice(0, 200));
+    return r;
+  };
+
+  before(async () => {
+    receiver = await startReceiver('ok');
+    await new Promise<void>((r) => feedServer.listen(0, '127.0.0.1', () => r()));
+    feedUrl = `http://127.0.0.1:${(feedServer.address() as AddressInfo).port}/feed.txt`;
+    agent = await startAgent({
+      'alerter.url': receiver.url,
+      'autofetch.feeds': `local=${feedUrl}`,
+      'protection.check_interval_ms': '200',
+      'protection.attack_end_s': '1',
+    });
+  });
+  after(async () => {
+    await agent.stop();
+    await receiver.close();
+    await new Promise((r) => feedServer.close(r));
+  });
+
+  test('auth: control paths need the key like /metrics', async () => {
+    const res = await request(`${agent.url}/whitelist`);
+    assert.equal(res.status, 401);
+  });
+
+  test('whitelist and blacklist: add, list, delete, import, clear; the whitelist wins', async () => {
+    assert.equal((await call('POST', 'whitelist', { ip: '192.0.2.10', note: 'office' })).status, 200);
+    const refused = await call('POST', 'blacklist', { ip: '192.0.2.10' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.json.error, /whitelist always wins/);
+    const bad = await call('POST', 'blacklist', { ip: '300.1.1.1' });
+    assert.deepEqual(bad.json, { error: 'ip: "300.1.1.1" is not an IP address or CIDR range' });
+    assert.equal((await call('POST', 'blacklist', { ip: '203.0.113.0/24', ttl_s: 600 })).status, 200);
+    assert.equal((await call('POST', 'blacklist', { ip: '203.0.113.1', ttl_s: 0 })).status, 400);
+    const list = await call('GET', 'blacklist');
+    assert.equal(list.json.entries[0].ip, '203.0.113.0/24');
+    assert.equal(list.json.entries[0].ttl_s, 600);
+    const imported = await call('POST', 'whitelist/import', '10.0.0.0/8\n# c\nnot-an-ip\n192.0.2.10\n2001:db8::/48\n');
+    assert.deepEqual(
+      { added: imported.json.added, skipped: imported.json.skipped, invalid: imported.json.invalid },
+      { added: 2, skipped: 1, invalid: 1 },
+    );
+    const arr = await call('POST', 'blacklist', ['198.51.100.1', '198.51.100.2', 'x']);
+    assert.equal(arr.json.added, 2);
+    assert.equal((await call('DELETE', 'blacklist?ip=198.51.100.1')).status, 200);
+    assert.equal((await call('DELETE', 'blacklist', { ip: '198.51.100.2' })).status, 200);
+    assert.equal((await call('DELETE', 'blacklist?ip=198.51.100.2')).status, 404);
+    assert.equal((await call('POST', 'blacklist/clear')).json.removed, 1);
+    assert.equal((await call('POST', 'whitelist/clear')).json.removed, 3);
+    assert.equal((await call('PUT', 'whitelist')).status, 405);
+  });
+
+  test('geo: mode, countries, toggle; bad input is refused', async () => {
+    assert.equal((await call('POST', 'geo/mode', { mode: 'block' })).status, 400);
+    assert.match((await call('POST', 'geo/mode', { mode: 'deny', countries: ['QQ'] })).json.error, /unknown country/);
+    assert.match((await call('POST', 'geo/mode', { mode: 'allow', countries: [] })).json.error, /at least one/);
+    const on = await call('POST', 'geo/mode', { mode: 'deny', countries: ['nz'] });
+    assert.equal(on.status, 200);
+    assert.deepEqual(on.json.countries, ['NZ']);
+    assert.ok(on.json.ranges > 10);
+    const toggled = await call('POST', 'geo/toggle', { country: 'NZ' });
+    assert.deepEqual(toggled.json.countries, []);
+    assert.equal((await call('POST', 'geo/toggle', { country: 'NZL' })).status, 400);
+    assert.equal((await call('POST', 'geo/mode', { mode: 'off' })).json.mode, 'off');
+    assert.equal((await call('GET', 'geo/mode')).json.mode, 'off');
+  });
+
+  test('baseline: export, import, delete', async () => {
+    const exported = await call('GET', 'baseline/export');
+    assert.equal(exported.json.version, 1);
+    const slots = Array.from({ length: 168 }, () => [100, 110, 90]);
+    const imported = await call('POST', 'baseline/import', {
+      version: 1,
+      interfaces: { eth9: { pps: slots, bps: slots } },
+    });
+    assert.deepEqual(imported.json, { imported: true, interfaces: 1 });
+    assert.deepEqual(Object.keys((await call('GET', 'baseline/export')).json.interfaces), ['eth9']);
+    assert.equal((await call('POST', 'baseline/import', { version: 1, interfaces: { eth9: {} } })).status, 400);
+    assert.deepEqual((await call('POST', 'baseline/delete')).json, { deleted: true });
+  });
+
+  test('feeds: toggle, fetch now, never-add and never-remove; a failed fetch keeps the previous list', async () => {
+    assert.equal((await call('POST', 'autofetch/toggle', { enabled: 'yes' })).status, 400);
+    assert.equal((await call('POST', 'autofetch/toggle', { enabled: true })).json.enabled, true);
+    assert.equal((await call('POST', 'autofetch/never-add', { ip: '198.51.100.7' })).status, 200);
+    assert.equal((await call('POST', 'autofetch/never-remove', { ip: '203.0.113.99' })).status, 200);
+    assert.equal((await call('GET', 'autofetch/never-add')).json.entries.length, 1);
+    const fetched = await call('POST', 'autofetch/fetch-now');
+    assert.equal(fetched.json.feeds[0].entries, 2);
+    const m = await call('GET', 'metrics');
+    assert.equal(m.json.protection.blocked.feed, 2, 'the feed minus never-add plus never-remove');
+    feedStatus = 503;
+    const failed = await call('POST', 'autofetch/fetch-now', { feed: 'local' });
+    assert.match(failed.json.feeds[0].last_error, /HTTP 503.*previous list \(2 entries\) is kept/);
+    assert.equal(failed.json.feeds[0].entries, 2);
+    assert.equal((await call('POST', 'autofetch/fetch-now', { feed: 'nope' })).status, 400);
+    feedStatus = 200;
+    feedBody = '';
+    const config = await call('GET', 'config');
+    assert.equal(config.json.autofetch.feeds[0].name, 'local');
+  });
+
+  test('schedule: list, set, refuse a bad cron or task, disable', async () => {
+    const list = await call('GET', 'schedule');
+    assert.ok(list.json.schedule.some((s: { task: string }) => s.task === 'autofetch'));
+    assert.match((await call('POST', 'schedule', { task: 'autofetch', cron: '61 * * * *' })).json.error, /cron/);
+    assert.match((await call('POST', 'schedule', { task: 'dance', cron: '0 3 * * *' })).json.error, /task/);
+    const set = await call('POST', 'schedule', { task: 'attack-bans-clear', cron: '0 4 * * *' });
+    // biome-ignore lint/suspicious/noExplicitAny: answer fields
+    assert.ok(set.json.schedule.find((s: any) => s.task === 'attack-bans-clear').next_run_at > Date.now());
+    const off = await call('DELETE', 'schedule?task=attack-bans-clear');
+    // biome-ignore lint/suspicious/noExplicitAny: answer fields
+    assert.equal(off.json.schedule.find((s: any) => s.task === 'attack-bans-clear').cron, null);
+  });
+
+  test('config: validated like the file, persisted, applied by reload', async () => {
+    assert.match((await call('POST', 'config', { 'protection.conn_limit': 'lots' })).json.error, /whole number/);
+    assert.match((await call('POST', 'config', { 'no.such': 1 })).json.error, /unknown config key/);
+    assert.match((await call('POST', 'config', { 'metrics.whitelist': '192.0.2.0/24' })).json.error, /lock out/);
+    const ok = await call('POST', 'config', { 'protection.conn_limit': 250 });
+    assert.deepEqual(ok.json, { changed: ['protection.conn_limit'], reloaded: true });
+    const read = await call('GET', 'config');
+    assert.equal(read.json.values['protection.conn_limit'], '250');
+    assert.equal(read.json.protection.connLimit, 250);
+  });
+
+  test('log pattern: a ban, an attack with its webhooks, and blacklisting its sources as a job', async () => {
+    const log = join(agent.dir, 'app.log');
+    writeFileSync(log, '');
+    assert.match((await call('POST', 'block-pattern', { name: 'bad', file: log, regex: 'x(' })).json.error, /regex/);
+    assert.match((await call('POST', 'block-pattern', { name: 'sshd', file: 'rel/path' })).json.error, /file/);
+    const added = await call('POST', 'block-pattern', {
+      name: 'app',
+      file: log,
+      regex: 'denied for (?<ip>\\S+)',
+      threshold: 2,
+      window_s: 60,
+      ban_s: 30,
+    });
+    assert.equal(added.status, 200, added.body);
+    assert.equal((await call('GET', 'block-pattern')).json.patterns[0].name, 'app');
+    await new Promise((r) => setTimeout(r, 500));
+    appendFileSync(log, 'denied for 203.0.113.44\ndenied for 203.0.113.44\n');
+    const attack = await eventually('the attack', async () => (await call('GET', 'attacks')).json.attacks[0]);
+    assert.equal(attack.kind, 'log_pattern');
+    assert.deepEqual(attack.sources, [{ ip: '203.0.113.44', hits: 2 }]);
+    assert.match(attack.action, /monitor-only/);
+    const banned = (await call('GET', 'blacklist')).json.entries.find((e: { ip: string }) => e.ip === '203.0.113.44');
+    assert.equal(banned.source, 'attack');
+    assert.equal(banned.ttl_s, 30);
+    const types = await eventually('both webhooks', () => {
+      const t = receiver.deliveries.map((d) => JSON.parse(d.body));
+      return t.some((p) => p.type === 'attack.ended') ? t : undefined;
+    });
+    const started = types.find((p) => p.type === 'attack.started');
+    for (const k of ['id', 'kind', 'started_at', 'ended_at', 'peak_pps', 'peak_bps', 'sources', 'action'])
+      assert.ok(k in started.attack, k);
+    assert.equal(started.attack.id, attack.id);
+    assert.ok(started.host.hostname);
+
+    assert.equal((await call('POST', 'attacks/blacklist', { attack_id: 'atk_nope' })).status, 400);
+    assert.equal((await call('DELETE', 'blacklist?ip=203.0.113.44')).status, 200);
+    const job = await call('POST', 'attacks/blacklist', { attack_id: attack.id });
+    assert.equal(job.json.started, true);
+    const status = await eventually('the job', async () => {
+      const s = (await call('GET', 'attacks/blacklist/status')).json;
+      return s.state === 'done' ? s : undefined;
+    });
+    assert.deepEqual({ total: status.total, done: status.done, added: status.added }, { total: 1, done: 1, added: 1 });
+    assert.equal((await call('DELETE', 'block-pattern?name=app')).status, 200);
+    assert.equal((await call('DELETE', 'block-pattern?name=app')).status, 404);
+  });
+
+  test('/metrics shows the backend and the attack counts', async () => {
+    const m = (await call('GET', 'metrics')).json;
+    assert.equal(m.protection.backend, 'monitor');
+    assert.ok(m.attacks.total >= 1);
+    assert.equal(m.attacks.active, 0);
+  });
+
+  test('lists, geo and patterns survive a restart', async () => {
+    await call('POST', 'whitelist', { ip: '192.0.2.77' });
+    await call('POST', 'geo/mode', { mode: 'deny', countries: ['IS'] });
+    await call('POST', 'block-pattern', { name: 'sshd', file: join(agent.dir, 'auth.log') });
+    await new Promise((r) => setTimeout(r, 300)); // lists are saved 200 ms after a change
+    const exited = new Promise((r) => agent.child.once('exit', r));
+    agent.child.kill('SIGTERM');
+    await exited;
+    const again = await spawnAgent(['run', '--config', agent.configFile, '--state-dir', agent.stateDir]);
+    assert.ok(!('exitCode' in again), JSON.stringify(again));
+    if ('exitCode' in again) return;
+    try {
+      const get = (path: string) => request(`${again.url}/${path}`, { key: agent.key });
+      assert.ok((await get('whitelist')).json.entries.some((e: { ip: string }) => e.ip === '192.0.2.77'));
+      assert.deepEqual((await get('geo/mode')).json.countries, ['IS']);
+      assert.ok((await get('block-pattern')).json.patterns.some((p: { name: string }) => p.name === 'sshd'));
+      assert.ok((await get('attacks')).json.attacks.length >= 1);
+    } finally {
+      await again.stop();
+    }
+  });
+});
