@@ -1,4 +1,5 @@
 export * from './benchmark.js';
+export * from './control.js';
 export * from './envelope.js';
 export * from './openapi.js';
 export * from './svc1.js';

@@ -1,3 +1,4 @@
+import { CONTROL_PATHS, type ControlPath, isControlPath } from '@palisade/protocol/control';
 import { Transport, type TransportOptions, unwrap } from './transport.js';
 
 export interface AgentClientOptions extends TransportOptions {
@@ -5,30 +6,7 @@ export interface AgentClientOptions extends TransportOptions {
   key: string;
 }
 
-/** The 20 control paths of the agent API (the console's control proxy forwards exactly these). */
-export const CONTROL_PATHS = [
-  'config',
-  'whitelist',
-  'whitelist/clear',
-  'whitelist/import',
-  'blacklist',
-  'blacklist/clear',
-  'geo/mode',
-  'geo/toggle',
-  'baseline/export',
-  'baseline/import',
-  'baseline/delete',
-  'autofetch/toggle',
-  'autofetch/never-add',
-  'autofetch/never-remove',
-  'autofetch/fetch-now',
-  'schedule',
-  'block-pattern',
-  'attacks',
-  'attacks/blacklist',
-  'attacks/blacklist/status',
-] as const;
-export type ControlPath = (typeof CONTROL_PATHS)[number];
+export { CONTROL_PATHS, type ControlPath };
 
 /** Talks to an agent directly with its key. Agent answers are plain JSON (no `{data}` envelope). */
 export class AgentClient {
@@ -70,7 +48,7 @@ export class AgentClient {
     body?: unknown,
     query?: Record<string, string>,
   ) {
-    if (!(CONTROL_PATHS as readonly string[]).includes(path)) throw new TypeError(`unknown control path ${path}`);
+    if (!isControlPath(path)) throw new TypeError(`unknown control path ${path}`);
     return this.call<T>(method, `/${path}`, body, query);
   }
 }

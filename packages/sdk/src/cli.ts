@@ -3,7 +3,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AgentClient, CONTROL_PATHS, type ControlPath } from './agent.js';
+import { isControlPath } from '@palisade/protocol/control';
+import { AgentClient, CONTROL_PATHS } from './agent.js';
 import { PalisadeError, PalisadeNetworkError } from './errors.js';
 import { SignedClient } from './signed.js';
 import { V1Client } from './v1.js';
@@ -243,7 +244,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
         return EXIT.ok;
       }
       case `agent control`: {
-        if (!arg || !(CONTROL_PATHS as readonly string[]).includes(arg)) {
+        if (!arg || !isControlPath(arg)) {
           throw new UsageError(`control path: expected one of ${CONTROL_PATHS.join(', ')}`);
         }
         const method = (o.method ?? 'GET').toUpperCase();
@@ -257,7 +258,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
             throw new UsageError('--data: expected JSON');
           }
         }
-        const answer = await agent().control(method, arg as ControlPath, body, o.ip ? { ip: o.ip } : undefined);
+        const answer = await agent().control(method, arg, body, o.ip ? { ip: o.ip } : undefined);
         print(answer, () => JSON.stringify(answer, null, 2));
         return EXIT.ok;
       }

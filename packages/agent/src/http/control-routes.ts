@@ -1,30 +1,11 @@
 // The control API: the 20 paths the console's control proxy forwards (spec, proxy rule 2).
 // GET reads, POST changes, DELETE removes; every answer is JSON, every bad input a 400 with the reason.
+
+import { isControlPath } from '@palisade/protocol/control';
 import { Conflict, type ListName, NotFound, type ProtectionEngine } from '../protection/engine.js';
 import { InputError } from '../protection/net.js';
 
-export const CONTROL_PATHS = [
-  'config',
-  'whitelist',
-  'whitelist/clear',
-  'whitelist/import',
-  'blacklist',
-  'blacklist/clear',
-  'geo/mode',
-  'geo/toggle',
-  'baseline/export',
-  'baseline/import',
-  'baseline/delete',
-  'autofetch/toggle',
-  'autofetch/never-add',
-  'autofetch/never-remove',
-  'autofetch/fetch-now',
-  'schedule',
-  'block-pattern',
-  'attacks',
-  'attacks/blacklist',
-  'attacks/blacklist/status',
-] as const;
+export { CONTROL_PATHS } from '@palisade/protocol/control';
 
 export interface ControlRequest {
   method: string;
@@ -132,7 +113,7 @@ export function createControlRoutes(engine: ProtectionEngine, config: ConfigAcce
   }
 
   return async (r: ControlRequest): Promise<ControlAnswer | null> => {
-    if (!(CONTROL_PATHS as readonly string[]).includes(r.path)) return null;
+    if (!isControlPath(r.path)) return null;
     try {
       const body = await route(r);
       return { status: 200, body };

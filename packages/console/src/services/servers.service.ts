@@ -18,30 +18,6 @@ import { type AgentClient, type AgentTarget, explainAgentStatus } from './agent-
 import { serverDetail } from './fleet.service.js';
 import { type ScoreBase, serverScore, WEIGHTS } from './score.js';
 
-/** The 20 agent control paths the proxy forwards (spec, proxy rule 2). Exact matches only. */
-export const CONTROL_PATHS: ReadonlySet<string> = new Set([
-  'config',
-  'whitelist',
-  'whitelist/clear',
-  'whitelist/import',
-  'blacklist',
-  'blacklist/clear',
-  'geo/mode',
-  'geo/toggle',
-  'baseline/export',
-  'baseline/import',
-  'baseline/delete',
-  'autofetch/toggle',
-  'autofetch/never-add',
-  'autofetch/never-remove',
-  'autofetch/fetch-now',
-  'schedule',
-  'block-pattern',
-  'attacks',
-  'attacks/blacklist',
-  'attacks/blacklist/status',
-]);
-
 export const HISTORY_RANGES = {
   '1h': 3600_000,
   '24h': 86_400_000,

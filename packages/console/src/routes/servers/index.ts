@@ -1,9 +1,10 @@
+import { isControlPath } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parsePermissions } from '../../services/accounts.service.js';
-import { CONTROL_PATHS, HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
+import { HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
 import { parseId, parseInput } from '../../validation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
@@ -48,7 +49,7 @@ function controlTarget(request: FastifyRequest): { path: string; query: string }
   const raw = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
   const params = new URLSearchParams(raw);
   const paths = params.getAll('path');
-  if (paths.length !== 1 || !CONTROL_PATHS.has(paths[0]!)) throw badRequest('unknown control path');
+  if (paths.length !== 1 || !isControlPath(paths[0]!)) throw badRequest('unknown control path');
   params.delete('path');
   return { path: paths[0]!, query: params.toString() };
 }
