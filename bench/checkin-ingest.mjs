@@ -7,12 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, percentile, startProcess } from './lib.mjs';
+import { arg, fmt, percentile, startProcess } from './lib.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const AGENTS = Number(arg('agents', '10000'));
 const TOTAL = Number(arg('requests', '30000'));
 const CONCURRENCY = Number(arg('concurrency', '64'));

@@ -62,3 +62,9 @@ export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/)
 }
 
 export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/** `--name value` from the command line, or the fallback. */
+export function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+}

@@ -7,12 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, percentile, startProcess } from './lib.mjs';
+import { arg, fmt, percentile, startProcess } from './lib.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const REQUESTS = Number(arg('requests', '2000'));
 const PAGES = Number(arg('pages', '500'));
 const root = new URL('..', import.meta.url).pathname;

@@ -7,12 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, startProcess } from './lib.mjs';
+import { arg, fmt, startProcess } from './lib.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const MINUTES = Number(arg('minutes', '10'));
 const AGENTS = Number(arg('agents', '500'));
 const RATE = Number(arg('rate', '100'));

@@ -6,12 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, load, startProcess } from './lib.mjs';
+import { arg, fmt, load, startProcess } from './lib.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
 const TOTAL = Number(arg('requests', '20000'));
 const CONCURRENCY = Number(arg('concurrency', '32'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
