@@ -23,7 +23,8 @@ export function readCookie(request: FastifyRequest, name: string): string | null
   return null;
 }
 
-function bearer(request: FastifyRequest): string | null {
+/** The Bearer credential: null without an Authorization header, '' when it is not a Bearer one. */
+export function bearer(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

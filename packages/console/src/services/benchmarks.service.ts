@@ -7,8 +7,9 @@ import {
   scoreBenchmark,
 } from '@palisade/protocol';
 import { z } from 'zod';
-import type { BenchmarkRunRow, Database, ServerRow } from '../db/schema.js';
+import type { BenchmarkRunRow, Database } from '../db/schema.js';
 import { AppError, conflict, notFound, unauthorized } from '../errors.js';
+import { parseJson } from '../json.js';
 import {
   findActiveRun,
   findRunByToken,
@@ -18,8 +19,8 @@ import {
   staleRuns,
   updateRunIf,
 } from '../repositories/benchmarks.repository.js';
-import { findServer } from '../repositories/servers.repository.js';
 import { parseInput } from '../validation.js';
+import { requireOwnServer } from './fleet.service.js';
 import { runView } from './servers.service.js';
 
 /** A pending run not started this long after its token was handed out gets a new token at the next check-in. */
@@ -37,14 +38,6 @@ export interface VerificationCheck {
 
 const logBody = z.object({ lines: z.array(z.string().max(2000, 'a line is at most 2000 characters')).min(1).max(500) });
 const failureBody = z.object({ error: z.string().trim().min(1).max(2000) });
-
-function parseFacts(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-}
 
 /**
  * The console's consistency checks. `verified` is true only when every one passes; a section that
@@ -104,11 +97,7 @@ export function verifyReport(report: BenchmarkReport, facts: Record<string, unkn
 }
 
 export function createBenchmarksService({ db, clock }: { db: Database; clock: () => number }) {
-  async function requireServer(accountId: number, serverId: number): Promise<ServerRow> {
-    const server = await findServer(db, accountId, serverId);
-    if (!server) throw notFound('server');
-    return server;
-  }
+  const requireServer = (accountId: number, serverId: number) => requireOwnServer(db, accountId, serverId);
 
   /** The run a bmt_ token belongs to; the path's run id must be that run (another run's token is refused). */
   async function runForToken(rawToken: string | null, runId: number | null): Promise<BenchmarkRunRow> {
@@ -225,7 +214,7 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
         .where('id', '=', run.server_id)
         .executeTakeFirstOrThrow();
       const scores = scoreBenchmark(report.measurements);
-      const checks = verifyReport(report, parseFacts(server.facts));
+      const checks = verifyReport(report, parseJson<Record<string, unknown>>(server.facts, {}));
       const skipped = Object.entries(report.skipped).map(([section, why]) => `${section} not measured: ${why}`);
       await requireTransition(run, ['running'], {
         status: 'done',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ConsoleConfig } from '../config.js';
 import type { Database, SampleRow } from '../db/schema.js';
 import { badRequest, unauthorized } from '../errors.js';
+import { parseJson } from '../json.js';
 import {
   deleteSamples,
   deleteSamplesOlderThan,
@@ -56,10 +57,7 @@ const SAMPLE_COLUMNS = [
 const CLOCK_SKEW_MS = 5 * 60_000;
 
 function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'extra'>): ScoreSample {
-  let extra: Record<string, unknown> = {};
-  try {
-    extra = JSON.parse(row.extra) as Record<string, unknown>;
-  } catch {}
+  const extra = parseJson<Record<string, unknown>>(row.extra, {});
   const num = (k: string) => (typeof extra[k] === 'number' ? (extra[k] as number) : undefined);
   return {
     ts: row.ts,

@@ -1,6 +1,7 @@
 import type { BenchmarkRun, ServerDetail, ServerSummary } from '@palisade/protocol';
 import type { Database, ServerRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
+import { parseJson } from '../json.js';
 import { listDoneRuns } from '../repositories/benchmarks.repository.js';
 import { findServer, listServerSummaries } from '../repositories/servers.repository.js';
 import { type ScoreBase, serverScore, serverScoreTotal } from './score.js';
@@ -8,13 +9,11 @@ import { type ScoreBase, serverScore, serverScoreTotal } from './score.js';
 /** A server counts as online for two minutes after its last check-in. */
 export const ONLINE_WINDOW_MS = 120_000;
 
-function parseJson<T>(text: string | null, fallback: T): T {
-  if (text === null) return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
+/** One of the account's servers, or 404: another account's server answers like a missing one. */
+export async function requireOwnServer(db: Database, accountId: number, id: number): Promise<ServerRow> {
+  const row = await findServer(db, accountId, id);
+  if (!row) throw notFound('server');
+  return row;
 }
 
 function hostOf(apiUrl: string): string {
@@ -56,11 +55,7 @@ export function serverDetail(row: ServerRow, now: number): ServerDetail {
 }
 
 export function createFleetService({ db, clock }: { db: Database; clock: () => number }) {
-  async function requireServer(accountId: number, id: number) {
-    const row = await findServer(db, accountId, id);
-    if (!row) throw notFound('server');
-    return row;
-  }
+  const requireServer = (accountId: number, id: number) => requireOwnServer(db, accountId, id);
 
   return {
     requireServer,

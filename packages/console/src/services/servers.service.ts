@@ -2,6 +2,7 @@ import { generateToken, hashToken } from '@palisade/protocol';
 import type { ConsoleConfig } from '../config.js';
 import type { Database, ServerRow } from '../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { parseJson } from '../json.js';
 import { OutboundError } from '../outbound/guarded-client.js';
 import { listRuns } from '../repositories/benchmarks.repository.js';
 import { findProduct } from '../repositories/products.repository.js';
@@ -15,7 +16,7 @@ import {
 } from '../repositories/servers.repository.js';
 import type { SecretBox } from '../secrets.js';
 import { type AgentClient, type AgentTarget, explainAgentStatus } from './agent-client.js';
-import { serverDetail } from './fleet.service.js';
+import { requireOwnServer, serverDetail } from './fleet.service.js';
 import { type ScoreBase, serverScore, WEIGHTS } from './score.js';
 
 export const HISTORY_RANGES = {
@@ -48,14 +49,6 @@ interface ServersDeps {
   secrets: SecretBox;
 }
 
-function parseFacts(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-}
-
 /** The dashboard's view of a server: the v1 detail plus what only the owner's dashboard needs. Never the key or the agent address. */
 export function dashboardServer(row: ServerRow, now: number) {
   return {
@@ -67,11 +60,7 @@ export function dashboardServer(row: ServerRow, now: number) {
 }
 
 export function createServersService({ db, clock, agents, secrets }: ServersDeps) {
-  async function requireServer(accountId: number, id: number) {
-    const row = await findServer(db, accountId, id);
-    if (!row) throw notFound('server');
-    return row;
-  }
+  const requireServer = (accountId: number, id: number) => requireOwnServer(db, accountId, id);
 
   const targetOf = (row: ServerRow): AgentTarget => ({ apiUrl: row.api_url, apiKey: secrets.open(row.api_key_enc) });
 
@@ -225,7 +214,7 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
             hostname: row.hostname,
             public_ip: row.public_ip,
             agent_version: row.agent_version,
-            facts: parseFacts(row.facts),
+            facts: parseJson<Record<string, unknown>>(row.facts, {}),
           };
         case 'history':
           return history(row.id, range, now);

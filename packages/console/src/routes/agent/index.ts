@@ -1,25 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, unauthorized } from '../../errors.js';
+import { bearer } from '../../plugins/auth.js';
 import { parseId } from '../../validation.js';
 
 /** The network benchmark moves payloads of up to this size each way. */
 export const PAYLOAD_MAX_BYTES = 32 * 1024 * 1024;
 
-function bearer(request: FastifyRequest): string | null {
-  return /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? null;
-}
+/** An agent route's token, or null when there is none. */
+const agentToken = (request: FastifyRequest) => bearer(request) || null;
 
 /** Routes agents call: check-ins with the daemon token (`dmn_…`), benchmark reports with the run token (`bmt_…`). */
 export default async function agentRoutes(app: FastifyInstance) {
   app.post('/api/agent/checkin', async (request) => {
-    const token = bearer(request);
+    const token = agentToken(request);
     if (!token) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
     return { data: await app.services.checkins.checkin(token, request.body) };
   });
 
   const run = (request: FastifyRequest<{ Params: { run: string } }>) =>
-    app.services.benchmarks.runForToken(bearer(request), parseId(request.params.run));
+    app.services.benchmarks.runForToken(agentToken(request), parseId(request.params.run));
 
   app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/start', async (request) => {
     await app.services.benchmarks.start(await run(request));
