@@ -199,6 +199,44 @@ for (const setup of setups) {
       }
     });
 
+    test('a signed write re-sent with a new nonce is a replay on every console; identical reads are not', async () => {
+      const key = (await api(nth(0), 'POST', '/api/keys', { cookie, body: { name: 'write-replay' } })).json.data!
+        .key as string;
+      const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 1 } })).json.data!
+        .product as { id: number };
+      const opened = await api(nth(0), 'POST', '/api/tickets', {
+        cookie,
+        body: { product_id: product.id, subject: 'replayed write', message: 'first' },
+      });
+      const ticketId = (opened.json.data!.ticket as { id: number }).id;
+      const path = `/api/tickets/${ticketId}/messages`;
+      const body = '{"message":"sent once"}';
+      const captured = signRequest({ key, method: 'POST', path, body });
+      const send = (i: number, nonce: string) =>
+        fetch(`${nth(i)}${path}`, {
+          method: 'POST',
+          headers: { ...captured, 'x-svc-nonce': nonce, 'content-type': 'application/json' },
+          body,
+        });
+      assert.equal((await send(0, 'x-1')).status, 201);
+      for (let i = 0; i < Math.max(2, consoles.length); i += 1) {
+        const again = await send(i, `x-${i + 2}`);
+        assert.equal(again.status, 401);
+        assert.equal(((await again.json()) as { reason: string }).reason, 'replay');
+      }
+      const thread = await api(nth(consoles.length - 1), 'GET', `/api/tickets/${ticketId}`, { cookie });
+      const messages = (thread.json.data!.ticket as { messages: { body: string }[] }).messages;
+      assert.equal(messages.filter((m) => m.body === 'sent once').length, 1);
+      // Two identical signed reads in the same second, each with its own nonce, both stay legitimate.
+      const read = signRequest({ key, method: 'GET', path: '/api/account/me', body: '' });
+      for (let i = 0; i < 2; i += 1) {
+        const res = await fetch(`${nth(i % consoles.length)}/api/account/me`, {
+          headers: { ...read, 'x-svc-nonce': `read-${i}` },
+        });
+        assert.equal(res.status, 200);
+      }
+    });
+
     test('the login window is per IP across every console: the 9th attempt in a minute is refused', async () => {
       const attempts = [];
       for (let i = 0; i < 9; i += 1) {

@@ -197,6 +197,14 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     const forged = await palisade(['tickets', 'list'], { ...env, PALISADE_KEY: `svck_${'z'.repeat(38)}` });
     assert.equal(forged.code, 3);
     assert.match(forged.stderr, /bad_signature/);
+    // The same write twice within one second (the console refuses a signature it already accepted):
+    // the SDK signs the second with the next second, so distinct calls never trip the replay guard.
+    const frozen = Date.now();
+    const sameSecond = new SignedClient({ baseUrl: consoleProc.url, key: env.PALISADE_KEY!, now: () => frozen });
+    await sameSecond.reply(ticket.id, 'twice');
+    await sameSecond.reply(ticket.id, 'twice');
+    const bodies = ((await client.ticket(ticket.id)).messages as { body: string }[]).map((m) => m.body);
+    assert.equal(bodies.filter((b) => b === 'twice').length, 2);
     // A clock far off: the error says by how much.
     const skewed = new SignedClient({
       baseUrl: consoleProc.url,

@@ -262,6 +262,24 @@ for (const dialect of dialects()) {
       assert.equal(other.statusCode, 401);
     });
 
+    test('probing for taken emails is capped: the 11th attempt in an hour answers 429 without saying whether it exists', async () => {
+      // docs/decisions.md, "Accounts and sessions": the 409 stays; the register limit is its only guard.
+      const taken = await registerUser(t.app, '198.51.100.22');
+      const ip = '198.51.100.21';
+      const attempt = (email: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/auth/register',
+          remoteAddress: ip,
+          ...json({ email, password: 'another-password', name: 'Probe' }),
+        });
+      for (let i = 0; i < 10; i += 1) assert.equal((await attempt(taken.email)).statusCode, 409);
+      const takenAnswer = await attempt(taken.email);
+      const freeAnswer = await attempt(uniqueEmail());
+      assert.equal(takenAnswer.statusCode, 429);
+      assert.deepEqual(takenAnswer.json(), freeAnswer.json());
+    });
+
     test('11th registration from one IP within an hour answers 429', async () => {
       const ip = '198.51.100.20';
       for (let i = 0; i < 10; i += 1) {

@@ -179,6 +179,69 @@ for (const dialect of dialects()) {
       );
     });
 
+    test('a failure with a key that exists lands on its account stream with its reason, whatever the reason', async () => {
+      const mine = await registerUser(t.app);
+      const own = (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/keys',
+          headers: { cookie: mine.cookie, 'content-type': 'application/json' },
+          payload: '{"name":"events"}',
+        })
+      ).json().data.key as string;
+      const ts = nowS();
+      const base = signRequest({ key: own, method: 'GET', path: '/api/account/me', body: '', timestamp: ts });
+      const send = (headers: Record<string, string>) =>
+        t.app.inject({ method: 'GET', url: '/api/account/me', headers });
+      const { 'x-svc-nonce': _n, ...noNonce } = base;
+      assert.equal((await send(noNonce)).json().reason, 'missing');
+      assert.equal((await send({ ...base, 'x-svc-signature-version': '2' })).json().reason, 'bad_version');
+      assert.equal(
+        (await signed('GET', '/api/account/me', { signKey: own, timestamp: ts - 301 })).json().reason,
+        'stale',
+      );
+      assert.equal(
+        (await signed('GET', '/api/account/me', { signKey: own, timestamp: ts + 301 })).json().reason,
+        'future',
+      );
+      assert.equal((await signed('GET', '/api/tokens', { signKey: own })).json().reason, 'bad_signature');
+      const stream = (
+        await t.app.inject({ method: 'GET', url: '/api/security/events', headers: { cookie: mine.cookie } })
+      ).json().data.events as { kind: string; reason: string; key_last4: string }[];
+      const reasons = stream.filter((e) => e.kind === 'signed_request_failed').map((e) => e.reason);
+      assert.deepEqual(reasons.sort(), ['bad_signature', 'bad_version', 'future', 'missing', 'stale']);
+      assert.ok(stream.every((e) => e.key_last4 === own.slice(-4)));
+    });
+
+    test('a captured signed write re-sent with new nonces is refused as a replay and stored once', async () => {
+      const opened = await signed('POST', '/api/tickets', {
+        body: JSON.stringify({ product_id: productId, subject: 'Replay target', message: 'first' }),
+      });
+      const ticketId = opened.json().data.ticket.id as number;
+      const path = `/api/tickets/${ticketId}/messages`;
+      const body = '{"message":"only once"}';
+      const first = await signed('POST', path, { body, nonce: 'x-1' });
+      assert.equal(first.statusCode, 201);
+      for (const nonce of ['x-2', 'x-3']) {
+        const again = await signed('POST', path, { body, nonce });
+        assert.equal(again.statusCode, 401);
+        assert.equal(again.json().reason, 'replay');
+        assert.match(again.json().error, /already accepted/);
+      }
+      const thread = await signed('GET', `/api/tickets/${ticketId}`);
+      const bodies = thread.json().data.ticket.messages.map((m: { body: string }) => m.body);
+      assert.equal(bodies.filter((b: string) => b === 'only once').length, 1);
+      // The same write a second later is a new signature and is accepted.
+      t.clock.advance(1000);
+      assert.equal((await signed('POST', path, { body, nonce: 'x-4' })).statusCode, 201);
+      // Identical reads, each with its own nonce, stay legitimate.
+      assert.equal((await signed('GET', path.replace('/messages', ''), { nonce: 'r-1' })).statusCode, 200);
+      assert.equal((await signed('GET', path.replace('/messages', ''), { nonce: 'r-2' })).statusCode, 200);
+      const events = (await t.db.selectFrom('security_events').selectAll().where('reason', '=', 'replay').execute())
+        .length;
+      assert.ok(events >= 2, 'replays are recorded');
+    });
+
     test('the exact body bytes are signed: a body re-serialized after signing fails', async () => {
       const signedText = '{"product_id":1,  "subject":"spaces matter","message":"x"}';
       const resent = JSON.stringify(JSON.parse(signedText));

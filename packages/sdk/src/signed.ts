@@ -1,4 +1,4 @@
-import { signRequest } from '@palisade/protocol/svc1';
+import { SVC1_HEADERS, signRequest } from '@palisade/protocol/svc1';
 import { Transport, type TransportOptions, unwrap } from './transport.js';
 
 export interface SignedClientOptions extends TransportOptions {
@@ -24,6 +24,8 @@ export class SignedClient {
   private readonly transport: Transport;
   private readonly key: string;
   private readonly now: () => number;
+  /** Signatures of writes sent lately, with their timestamps (Unix s): a write is never signed the same twice. */
+  private readonly sentWrites = new Map<string, number>();
 
   constructor(options: SignedClientOptions) {
     this.transport = new Transport(options);
@@ -40,7 +42,7 @@ export class SignedClient {
       headers: () => ({
         accept: 'application/json',
         ...(bytes !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...signRequest({ key: this.key, method, path, body: bytes ?? '', timestamp: Math.floor(this.now() / 1000) }),
+        ...this.sign(method, path, bytes ?? ''),
       }),
     });
     return unwrap<T>(answer, ({ reason }) => {
@@ -50,6 +52,24 @@ export class SignedClient {
       const skewS = Math.round((this.now() - serverDate) / 1000);
       return `this machine’s clock is ${Math.abs(skewS)} s ${skewS > 0 ? 'ahead of' : 'behind'} the console’s; signatures are valid for ±300 s (sync it with NTP)`;
     });
+  }
+
+  /**
+   * Signs one attempt. The console accepts each write signature once (docs/signing.md, "Replay"), and
+   * the signature covers only timestamp, method, path and body: a second identical write within the
+   * same second is signed with the next free second instead (still inside the ±300 s window).
+   */
+  private sign(method: string, path: string, body: string): Record<string, string> {
+    const nowS = Math.floor(this.now() / 1000);
+    if (method === 'GET') return signRequest({ key: this.key, method, path, body, timestamp: nowS });
+    for (const [signature, ts] of this.sentWrites) if (ts < nowS - 600) this.sentWrites.delete(signature);
+    for (let ts = nowS; ; ts += 1) {
+      const headers = signRequest({ key: this.key, method, path, body, timestamp: ts });
+      const signature = headers[SVC1_HEADERS.signature]!;
+      if (this.sentWrites.has(signature) && ts < nowS + 300) continue;
+      this.sentWrites.set(signature, ts);
+      return headers;
+    }
   }
 
   me() {

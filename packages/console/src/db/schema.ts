@@ -136,6 +136,12 @@ export interface Svc1NoncesTable {
   created_at: number;
 }
 
+export interface Svc1SignaturesTable {
+  key_id: number;
+  signature: string;
+  created_at: number;
+}
+
 export interface SecurityEventsTable {
   id: Generated<number>;
   account_id: number | null;
@@ -202,6 +208,7 @@ export interface NotificationAttemptsTable {
 export interface DB {
   signing_keys: SigningKeysTable;
   svc1_nonces: Svc1NoncesTable;
+  svc1_signatures: Svc1SignaturesTable;
   security_events: SecurityEventsTable;
   tickets: TicketsTable;
   ticket_messages: TicketMessagesTable;

@@ -70,6 +70,17 @@ export async function recordNonce(db: Database, keyId: number, ts: number, nonce
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
+/** False when this key already had a write accepted with this signature (on any console process). */
+export async function recordSignature(db: Database, keyId: number, signature: string, now: number) {
+  const result = await db
+    .insertInto('svc1_signatures')
+    .values({ key_id: keyId, signature, created_at: now })
+    .onConflict((oc) => oc.columns(['key_id', 'signature']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
 export async function deleteNoncesBefore(db: Database, before: number) {
   await db.deleteFrom('svc1_nonces').where('created_at', '<', before).execute();
+  await db.deleteFrom('svc1_signatures').where('created_at', '<', before).execute();
 }

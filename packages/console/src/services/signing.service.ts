@@ -19,6 +19,7 @@ import {
   insertSigningKey,
   listSigningKeys,
   recordNonce,
+  recordSignature,
   touchSigningKey,
 } from '../repositories/signing-keys.repository.js';
 import type { SecurityEventsService } from './security-events.service.js';
@@ -43,6 +44,12 @@ const MESSAGES: Record<Svc1Reason, string> = {
   bad_signature: 'signature does not match: sign the exact bytes sent with a valid key',
   replay: 'this timestamp and nonce were already used: send a fresh nonce with each request',
 };
+
+const REPLAYED_WRITE =
+  'this signed write was already accepted: a write is signed afresh for each request (a new timestamp or body)';
+
+/** Writes whose signature is refused a second time; reads stay repeatable (docs/signing.md, "Replay"). */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function hasSignedHeaders(headers: SignedRequest['headers']): boolean {
   return Object.values(SVC1_HEADERS).some((name) => headers[name] !== undefined);
@@ -81,6 +88,13 @@ export function createSigningService({
     throw new AppError(401, message, { reason });
   }
 
+  /** The key's row and account, when the header holds a key that exists. */
+  function resolveKey(key: string | undefined) {
+    return key && isWellFormedToken('signingKey', key)
+      ? findSigningKey(db, hashToken(key))
+      : Promise.resolve(undefined);
+  }
+
   return {
     list: (accountId: number) => listSigningKeys(db, accountId),
 
@@ -104,13 +118,15 @@ export function createSigningService({
     },
 
     /** A route that does not accept signed requests refuses them outright. */
-    refuseUnsupported(req: SignedRequest): Promise<never> {
-      return fail(req, 'bad_signature', null, 'this route does not accept signed requests');
+    async refuseUnsupported(req: SignedRequest): Promise<never> {
+      const found = await resolveKey(header(req.headers, SVC1_HEADERS.key));
+      return fail(req, 'bad_signature', found?.id ?? null, 'this route does not accept signed requests');
     },
 
     /**
      * SVC1 verification in the order DESIGN.md §3 gives: missing → bad_version → stale/future →
-     * bad_signature → replay (the nonce is recorded only after the signature verified).
+     * bad_signature → replay (the nonce is recorded only after the signature verified). The key is
+     * looked up first so that every failure with a known key reaches that account's event stream.
      */
     async verify(req: SignedRequest): Promise<AccountRow> {
       const key = header(req.headers, SVC1_HEADERS.key);
@@ -118,16 +134,18 @@ export function createSigningService({
       const version = header(req.headers, SVC1_HEADERS.version);
       const signature = header(req.headers, SVC1_HEADERS.signature);
       const nonce = header(req.headers, SVC1_HEADERS.nonce);
-      if (!key || !timestamp || !version || !signature || !nonce) return fail(req, 'missing', null);
-      if (version !== SVC1_VERSION) return fail(req, 'bad_version', null);
-      if (!/^[0-9]{1,12}$/.test(timestamp)) return fail(req, 'missing', null, 'X-SVC-Timestamp must be Unix seconds');
-      if (nonce.length > 128) return fail(req, 'missing', null, 'X-SVC-Nonce must be at most 128 characters');
+      const found = await resolveKey(key);
+      const accountId = found?.id ?? null;
+      if (!key || !timestamp || !version || !signature || !nonce) return fail(req, 'missing', accountId);
+      if (version !== SVC1_VERSION) return fail(req, 'bad_version', accountId);
+      if (!/^[0-9]{1,12}$/.test(timestamp))
+        return fail(req, 'missing', accountId, 'X-SVC-Timestamp must be Unix seconds');
+      if (nonce.length > 128) return fail(req, 'missing', accountId, 'X-SVC-Nonce must be at most 128 characters');
       const ts = Number(timestamp);
       const nowS = Math.floor(clock() / 1000);
-      if (ts < nowS - SVC1_WINDOW_S) return fail(req, 'stale', null);
-      if (ts > nowS + SVC1_WINDOW_S) return fail(req, 'future', null);
+      if (ts < nowS - SVC1_WINDOW_S) return fail(req, 'stale', accountId);
+      if (ts > nowS + SVC1_WINDOW_S) return fail(req, 'future', accountId);
 
-      const found = isWellFormedToken('signingKey', key) ? await findSigningKey(db, hashToken(key)) : undefined;
       // The exact bytes received; an empty body may also be signed with an empty fourth line.
       const matches = verifySignature({
         key,
@@ -137,10 +155,13 @@ export function createSigningService({
         path: req.path,
         body: req.rawBody ?? '',
       });
-      if (!found || !matches) return fail(req, 'bad_signature', found?.id ?? null);
+      if (!found || !matches) return fail(req, 'bad_signature', accountId);
       if (found.disabled_at !== null)
         return fail(req, 'bad_signature', found.id, 'the key belongs to a disabled account');
       if (!(await recordNonce(db, found.key_id, ts, nonce, clock()))) return fail(req, 'replay', found.id);
+      // The payload does not cover the nonce: a captured write re-sent with a new nonce is the same signature.
+      if (WRITES.has(req.method) && !(await recordSignature(db, found.key_id, signature, clock())))
+        return fail(req, 'replay', found.id, REPLAYED_WRITE);
 
       const now = clock();
       if (found.key_last_used_at === null || found.key_last_used_at < now - 60_000)
@@ -149,7 +170,7 @@ export function createSigningService({
       return account;
     },
 
-    /** Nonces older than twice the window can never be replayed (their timestamps are stale). */
+    /** Nonces and signatures older than twice the window can never be replayed (their timestamps are stale). */
     expireNonces: () => deleteNoncesBefore(db, clock() - 2 * SVC1_WINDOW_S * 1000),
   };
 }

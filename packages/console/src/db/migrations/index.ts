@@ -4,6 +4,7 @@ import { fleet } from './0002-fleet.js';
 import { signingAndTickets } from './0003-signing-and-tickets.js';
 import { scaleOut } from './0004-scale-out.js';
 import { benchmarkHandoff } from './0005-benchmark-handoff.js';
+import { signatureReplay } from './0006-signature-replay.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -16,6 +17,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0003_signing_and_tickets': signingAndTickets(dialect),
     '0004_scale_out': scaleOut,
     '0005_benchmark_handoff': benchmarkHandoff,
+    '0006_signature_replay': signatureReplay,
   };
 }
 
