@@ -24,6 +24,13 @@ export function readConfigValues(file: string): Record<string, string> {
   return out;
 }
 
+// C0 controls, DEL and C1 controls, and the Unicode line and paragraph separators: none belongs in
+// a one-line value, and a newline would start a new `key = value` line in the file.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
 /** Replaces or appends `key = value` lines (a null value removes the key); comments stay where they are. */
 export function editConfigText(text: string, changes: Record<string, string | null>): string {
   const lines = text === '' ? [] : text.replace(/\n$/, '').split(/\r?\n/);
@@ -54,19 +61,20 @@ export function applyConfigChanges(
 ): { changed: string[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw new InputError('body: expected a JSON object of config keys, e.g. {"protection.conn_limit": 200}');
+  const entries = Object.entries(body as Record<string, unknown>);
+  if (entries.length === 0) throw new InputError('body: no config keys given');
   const changes: Record<string, string | null> = {};
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+  for (const [key, value] of entries) {
     if (!CONFIG_KEYS.includes(key)) throw new InputError(`${key.slice(0, 60)}: unknown config key`);
-    if (value === null) changes[key] = null;
-    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-      const text = Array.isArray(value) ? value.join(', ') : String(value);
-      if (/[\r\n]/.test(text)) throw new InputError(`${key}: a value is one line`);
-      changes[key] = text;
-    } else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number'))
-      changes[key] = value.join(', ');
-    else throw new InputError(`${key}: expected a string, number, boolean, list or null`);
+    const items: unknown[] = Array.isArray(value) ? value : [value];
+    if (value !== null && !items.every(isScalar))
+      throw new InputError(`${key}: expected a string, number, boolean, list or null`);
+    if (items.some((v) => typeof v === 'string' && CONTROL.test(v)))
+      throw new InputError(
+        `${key}: a value may not contain control characters (line breaks, tabs, \\x00-\\x1f, \\x7f)`,
+      );
+    changes[key] = value === null ? null : items.map(String).join(', ');
   }
-  if (Object.keys(changes).length === 0) throw new InputError('body: no config keys given');
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const after = editConfigText(before, changes);
   let next: ReturnType<typeof parseConfig>;
