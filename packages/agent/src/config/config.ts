@@ -172,6 +172,8 @@ const SETTERS: Record<string, Setter> = {
 };
 
 export const CONFIG_KEYS = Object.keys(SETTERS);
+/** Keys whose values are credentials: never shown in an answer (docs/agent.md, "Secrets"). */
+export const SECRET_KEYS = CONFIG_KEYS.filter((k) => /(secret|token|password|passwd|key)$/i.test(k));
 
 export function defaultConfig(): AgentConfig {
   return {

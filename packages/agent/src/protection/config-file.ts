@@ -1,6 +1,6 @@
 // `POST /config`: changes to the config file, validated like the file itself and written whole.
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { CONFIG_KEYS, ConfigError, parseConfig } from '../config/config.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { CONFIG_KEYS, ConfigError, parseConfig, SECRET_KEYS } from '../config/config.js';
 import type { ConfigAccess } from '../http/control-routes.js';
 import { isInside, parseClientAddress } from '../http/ip-ranges.js';
 import { writeFileAtomic } from '../state/state-dir.js';
@@ -21,6 +21,16 @@ export function readConfigValues(file: string): Record<string, string> {
       .trim()
       .replace(/^"(.*)"$|^'(.*)'$/, '$1$2');
   }
+  return out;
+}
+
+/** What answers show instead of a secret that is set (docs/agent.md, "Secrets"). */
+export const SECRET_MASK = '********';
+
+/** The values with every secret replaced by SECRET_MASK (an empty one stays empty). */
+export function maskSecrets(values: Record<string, string>): Record<string, string> {
+  const out = { ...values };
+  for (const key of SECRET_KEYS) if (out[key]) out[key] = SECRET_MASK;
   return out;
 }
 
@@ -73,6 +83,8 @@ export function applyConfigChanges(
       throw new InputError(
         `${key}: a value may not contain control characters (line breaks, tabs, \\x00-\\x1f, \\x7f)`,
       );
+    // A masked secret sent back (a GET answer posted whole) keeps the stored secret.
+    if (SECRET_KEYS.includes(key) && value === SECRET_MASK) continue;
     changes[key] = value === null ? null : items.map(String).join(', ');
   }
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -85,8 +97,8 @@ export function applyConfigChanges(
     throw err;
   }
   check?.(next);
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  writeFileAtomic(file, after, mode);
+  // It may hold alerter.secret: readable by the agent's user only, whatever the mode was before.
+  writeFileAtomic(file, after, 0o600);
   return { changed: Object.keys(changes) };
 }
 
@@ -99,7 +111,7 @@ export function configAccess(
   return {
     read: () => ({
       file,
-      values: readConfigValues(file),
+      values: maskSecrets(readConfigValues(file)),
       protection: engine.settingsSummary(),
       autofetch: engine.autofetchState(),
       geo: engine.geoMode(),
