@@ -72,7 +72,7 @@ export function authorize(req: http.IncomingMessage, routes: ApiRoutes): void {
   if (whitelist.length === 0) return;
   const client = parseClientAddress(req.socket.remoteAddress);
   if (!client || !isInside(client, whitelist)) {
-    throw new HttpError(403, `address ${client?.toString() ?? 'unknown'} is not in metrics.whitelist`);
+    throw new HttpError(403, `address ${client?.text ?? 'unknown'} is not in metrics.whitelist`);
   }
 }
 
@@ -109,7 +109,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, route
       path: path.replace(/^\/+|\/+$/g, ''),
       query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
       body: async () => parseControlBody(await readBody(req, MAX_CONTROL_BODY)),
-      client: parseClientAddress(req.socket.remoteAddress)?.toString(),
+      client: parseClientAddress(req.socket.remoteAddress)?.text,
     });
     if (answer) return json(res, answer.status, answer.body);
   }

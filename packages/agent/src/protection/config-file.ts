@@ -120,9 +120,7 @@ export function configAccess(
       const result = applyConfigChanges(file, body, (next) => {
         const address = client ? parseClientAddress(client) : null;
         if (address && next.metrics.whitelist.length > 0 && !isInside(address, next.metrics.whitelist))
-          throw new InputError(
-            `metrics.whitelist: would lock out ${address.toString()}, the address making this change`,
-          );
+          throw new InputError(`metrics.whitelist: would lock out ${address.text}, the address making this change`);
       });
       const reloaded = reload();
       if (!reloaded.ok) throw new InputError(`written, but the reload failed: ${reloaded.error}`);

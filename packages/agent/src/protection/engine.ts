@@ -34,7 +34,7 @@ import {
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError, type Network, parseAddress, parseNetwork, sharedPrefix } from './net.js';
+import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from './net.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
@@ -766,18 +766,22 @@ export class ProtectionEngine implements ProtectionProvider {
   addEntry(name: ListName, body: unknown) {
     if (Array.isArray(body) || typeof body === 'string') return this.importEntries(name, body);
     const input = parseEntryInput(body);
-    if (name === 'blacklist') {
-      const why = this.isAllowed(input.net);
-      if (why) throw new InputError(why);
-    }
+    const why = this.refusal(name)?.(input.net);
+    if (why) throw new InputError(why);
     const r = this.lists[name].add(input, 'manual', this.o.deps.clock());
     return { added: r.added, entry: r.entry };
   }
 
   importEntries(name: ListName, body: unknown) {
     const items = importItems(body);
-    const refuse = name === 'blacklist' ? (net: Network) => this.isAllowed(net) : undefined;
-    return this.lists[name].import(items, 'import', this.o.deps.clock(), refuse);
+    return this.lists[name].import(items, 'import', this.o.deps.clock(), this.refusal(name));
+  }
+
+  /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
+  private refusal(name: ListName): ((net: Network) => string | null) | undefined {
+    if (name === 'blacklist') return (net) => refuseEverything(net) ?? this.isAllowed(net);
+    if (name === 'never-remove') return refuseEverything;
+    return undefined;
   }
 
   removeEntry(name: ListName, ip: unknown) {
