@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Alerter, createAlerter } from './alerter/alerter.js';
@@ -67,10 +67,21 @@ export function listenUrl(tls: boolean, address: AddressInfo | { address: string
   return `${tls ? 'https' : 'http'}://${host}:${address.port}`;
 }
 
+/** The documented install makes the config file 0600 (docs/agent.md); say so when a secret sits in a readable one. */
+function warnIfSecretReadable(file: string, config: AgentConfig, log: Log) {
+  if (!config.alerter.secret) return;
+  try {
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077)
+      log('warn', `${file} holds alerter.secret but other users may read it (mode ${mode.toString(8)}): chmod 600 it`);
+  } catch {}
+}
+
 /** Starts every part of the agent; throws with a plain message when it cannot. */
 export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   const { deps, log, print } = o;
   let config: AgentConfig = loadConfigFile(o.configFile, o.configExplicit);
+  warnIfSecretReadable(o.configFile, config, log);
   ensureStateDir(o.stateDir);
   const paths = statePaths(o.stateDir);
 

@@ -117,7 +117,7 @@ test('whitelist matching: v4, v6, CIDRs and IPv4-mapped addresses', () => {
   assert.ok(!inside('172.32.0.1'));
   assert.ok(!inside('127.0.0.1'));
   assert.equal(parseClientAddress('not an ip'), null);
-  assert.equal(parseClientAddress('fe80::1%eth0')?.toString(), 'fe80::1');
+  assert.equal(parseClientAddress('fe80::1%eth0')?.text, 'fe80::1');
 });
 
 test('the shipped example file parses and says what the defaults are', async () => {

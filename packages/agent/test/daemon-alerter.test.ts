@@ -40,6 +40,8 @@ describe('alerter', () => {
     const agent = await startAgent({ 'alerter.url': receiver.url, 'alerter.secret': secret });
     t.after(() => agent.stop());
     assert.equal((await alerterState(agent)).webhook_set, true);
+    const prometheus = async () => (await request(`${agent.url}/metrics/prometheus`, { key: agent.key })).body;
+    assert.doesNotMatch(await prometheus(), /palisade_alerter_last_success_timestamp_seconds/);
 
     const queued = await queueTests(agent, 3);
     assert.equal(queued.queued, 3);
@@ -52,6 +54,13 @@ describe('alerter', () => {
     assert.equal(state.dropped, 0);
     assert.equal(state.last_error, null);
     assert.equal(typeof state.last_success_at, 'number');
+    assert.match(
+      await prometheus(),
+      new RegExp(
+        `^palisade_alerter_last_success_timestamp_seconds ${String(state.last_success_at! / 1000).replace('.', '\\.')}$`,
+        'm',
+      ),
+    );
     assert.equal(receiver.deliveries.length, 3);
     const ids = receiver.deliveries.map((d) => JSON.parse(d.body).id);
     assert.deepEqual(ids, queued.ids);

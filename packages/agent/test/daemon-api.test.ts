@@ -118,6 +118,14 @@ describe('metrics API auth', () => {
     }
   });
 
+  test('/metrics/prometheus names the collectors as the docs do (uptime, not uptime_s)', async () => {
+    const text = (await request(`${agent.url}/metrics/prometheus`, { key: agent.key })).body;
+    const names = [...text.matchAll(/^palisade_collector_success\{collector="([^"]+)"\} [01]$/gm)].map((m) => m[1]);
+    assert.deepEqual(names, ['cpu', 'load', 'memory', 'disks', 'network', 'uptime']);
+    assert.doesNotMatch(text, /collector="uptime_s"/);
+    assert.doesNotMatch(text, /palisade_alerter_last_success_timestamp_seconds/, 'absent until a delivery succeeds');
+  });
+
   test('a rotated key works at once and the old one stops, without a restart', async () => {
     const rotated = await runCli(['key', '--state-dir', agent.stateDir, '--config', agent.configFile]);
     assert.equal(rotated.code, 0, rotated.out);

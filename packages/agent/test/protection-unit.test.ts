@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { editConfigText } from '../src/protection/config-file.js';
 import { parseFeed } from '../src/protection/feeds.js';
+import { FileTail } from '../src/protection/file-tail.js';
 import { chainRules, disjoint, elementOf, tableScript } from '../src/protection/firewall.js';
 import { parseCountry } from '../src/protection/geo.js';
 import { IpList, importItems } from '../src/protection/lists.js';
-import { FileTail, HitCounter, parsePatternInput } from '../src/protection/log-patterns.js';
+import { HitCounter, parsePatternInput } from '../src/protection/log-patterns.js';
 import { contains, NetworkSet, parseNetwork, sharedPrefix } from '../src/protection/net.js';
 import { countSockets, decodeAddress } from '../src/protection/sockets.js';
 import { Baseline, hourOfWeek, parseNetDev, robustStats } from '../src/protection/traffic.js';
@@ -168,25 +169,25 @@ describe('log patterns', () => {
     assert.equal(c.hit('a', 1400, 1000, 3), false, 'counting starts again after a ban');
   });
 
-  test('tailing follows appends, truncation and rotation', () => {
+  test('tailing follows appends, truncation and rotation', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'palisade-tail-'));
     try {
       const file = join(dir, 'app.log');
       writeFileSync(file, 'old line\n');
       const tail = new FileTail(file);
-      assert.deepEqual(tail.poll(), [], 'an existing file is read from its end');
+      assert.deepEqual(await tail.poll(), [], 'an existing file is read from its end');
       appendFileSync(file, 'one\ntw');
-      assert.deepEqual(tail.poll(), ['one']);
+      assert.deepEqual(await tail.poll(), ['one']);
       appendFileSync(file, 'o\n');
-      assert.deepEqual(tail.poll(), ['two']);
+      assert.deepEqual(await tail.poll(), ['two']);
       writeFileSync(file, 'after truncate\n');
-      assert.deepEqual(tail.poll(), ['after truncate']);
+      assert.deepEqual(await tail.poll(), ['after truncate']);
       appendFileSync(file, 'last of old\n');
       renameSync(file, `${file}.1`);
       writeFileSync(file, 'first of new\n');
-      assert.deepEqual(tail.poll(), ['last of old', 'first of new']);
+      assert.deepEqual(await tail.poll(), ['last of old', 'first of new']);
       rmSync(file);
-      assert.deepEqual(tail.poll(), []);
+      assert.deepEqual(await tail.poll(), []);
       assert.match(tail.error ?? '', /ENOENT/);
       tail.close();
     } finally {

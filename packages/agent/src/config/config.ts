@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type NetworkRange, parseNetworkList } from '../http/ip-ranges.js';
-import { ipaddr } from '../lib/ipaddr.js';
+import { ipaddr, parseIp } from '../lib/ipaddr.js';
 import { defaultProtectionSettings, PROTECTION_SETTERS, type ProtectionSettings } from '../protection/settings.js';
 
 /** Where the metrics API listens. */
@@ -87,7 +87,8 @@ export function parseListen(raw: string): ListenAddress {
   const host = m[1] || m[2] || '0.0.0.0';
   const port = Number(m[3]);
   if (port > 65535) throw new Error('port must be from 0 to 65535');
-  if (host !== 'localhost' && !ipaddr.isValid(host)) throw bad;
+  if (host !== 'localhost' && !parseIp(host))
+    throw new Error(`"${host.slice(0, 80)}" is not an IP address; expected host:port with a canonical IP or localhost`);
   return { host, port };
 }
 
@@ -125,8 +126,11 @@ const SETTERS: Record<string, Setter> = {
   },
   'host.public_ip': (c, raw) => {
     if (raw === '') c.host.publicIp = null;
-    else if (!ipaddr.isValid(raw)) throw new Error('expected an IPv4 or IPv6 address');
-    else c.host.publicIp = ipaddr.process(raw).toString();
+    else {
+      const ip = parseIp(raw);
+      if (!ip) throw new Error(`"${raw.slice(0, 80)}" is not an IP address; expected a canonical IPv4 or IPv6 address`);
+      c.host.publicIp = ipaddr.process(ip.toString()).toString();
+    }
   },
   'alerter.url': (c, raw) => {
     c.alerter.url = httpUrl(raw);
@@ -172,6 +176,8 @@ const SETTERS: Record<string, Setter> = {
 };
 
 export const CONFIG_KEYS = Object.keys(SETTERS);
+/** Keys whose values are credentials: never shown in an answer (docs/agent.md, "Secrets"). */
+export const SECRET_KEYS = CONFIG_KEYS.filter((k) => /(secret|token|password|passwd|key)$/i.test(k));
 
 export function defaultConfig(): AgentConfig {
   return {

@@ -20,12 +20,19 @@ export interface ApiRoutes {
 const MAX_BODY = 16 * 1024;
 /** Control bodies carry imports of up to 100,000 entries. */
 const MAX_CONTROL_BODY = 16 * 1024 * 1024;
+/**
+ * How much past its limit a body is still read (and thrown away) before the 413 goes out. Closing
+ * while the client is still sending makes the kernel reset the connection, and a client busy
+ * writing then loses the answer; a client sending more than this gets the 413 and the reset.
+ */
+const MAX_DRAIN = 32 * 1024 * 1024;
 
-/** An error answered to the client as `{"error": message}`. */
+/** An error answered to the client as `{"error": message}`; `close` ends the connection after the answer. */
 class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly close = false,
   ) {
     super(message);
   }
@@ -42,20 +49,29 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
 
 const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, JSON.stringify(value));
 
+/** Reads a body of at most `max` bytes; a larger one is drained (up to MAX_DRAIN more) and answered 413. */
 function readBody(req: http.IncomingMessage, max = MAX_BODY): Promise<string> {
   return new Promise((resolve, reject) => {
+    const tooLarge = () => new HttpError(413, `body: larger than the ${max} byte limit`, true);
+    const declared = Number(req.headers['content-length']);
+    if (declared > max + MAX_DRAIN) {
+      reject(tooLarge());
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
+    let over = declared > max;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > max) {
-        reject(new HttpError(413, `body: larger than ${max} bytes`));
-        req.destroy();
+      if (!over && size <= max) {
+        chunks.push(c);
         return;
       }
-      chunks.push(c);
+      over = true;
+      chunks.length = 0;
+      if (size > max + MAX_DRAIN) reject(tooLarge());
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => (over ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))));
     req.on('error', reject);
   });
 }
@@ -72,7 +88,7 @@ export function authorize(req: http.IncomingMessage, routes: ApiRoutes): void {
   if (whitelist.length === 0) return;
   const client = parseClientAddress(req.socket.remoteAddress);
   if (!client || !isInside(client, whitelist)) {
-    throw new HttpError(403, `address ${client?.toString() ?? 'unknown'} is not in metrics.whitelist`);
+    throw new HttpError(403, `address ${client?.text ?? 'unknown'} is not in metrics.whitelist`);
   }
 }
 
@@ -109,7 +125,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, route
       path: path.replace(/^\/+|\/+$/g, ''),
       query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
       body: async () => parseControlBody(await readBody(req, MAX_CONTROL_BODY)),
-      client: parseClientAddress(req.socket.remoteAddress)?.toString(),
+      client: parseClientAddress(req.socket.remoteAddress)?.text,
     });
     if (answer) return json(res, answer.status, answer.body);
   }
@@ -128,7 +144,10 @@ export function createApiServer(
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(req, res, routes).catch((err: Error) => {
       if (res.headersSent) return res.destroy();
-      if (err instanceof HttpError) return json(res, err.status, { error: err.message });
+      if (err instanceof HttpError) {
+        if (err.close) res.setHeader('connection', 'close');
+        return json(res, err.status, { error: err.message });
+      }
       onError(err);
       json(res, 500, { error: 'internal error' });
     });

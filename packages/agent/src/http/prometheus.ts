@@ -115,7 +115,8 @@ export function prometheusText(m: MetricsSnapshot): string {
     'Dropped outgoing packets per second.',
     nic((i) => i.tx_drops),
   );
-  const collectors = ['cpu', 'load', 'memory', 'disks', 'network', 'uptime_s'];
+  // The collector names of docs/agent.md ("Measuring"), as `errors` keys them.
+  const collectors = ['cpu', 'load', 'memory', 'disks', 'network', 'uptime'];
   family(
     'palisade_collector_success',
     'gauge',
@@ -128,6 +129,7 @@ export function prometheusText(m: MetricsSnapshot): string {
   family('palisade_alerter_queued', 'gauge', 'Events waiting for delivery.', one(m.alerter.queued));
   family('palisade_alerter_sent_total', 'counter', 'Events delivered.', one(m.alerter.sent));
   family('palisade_alerter_dropped_total', 'counter', 'Events discarded before delivery.', one(m.alerter.dropped));
+  // Left out until the first delivery succeeds (no sample beats a made-up 0).
   family(
     'palisade_alerter_last_success_timestamp_seconds',
     'gauge',

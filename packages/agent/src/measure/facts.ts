@@ -1,5 +1,5 @@
 import type { AgentDeps } from '../deps.js';
-import { ipaddr } from '../lib/ipaddr.js';
+import { ipaddr, parseIp } from '../lib/ipaddr.js';
 import { parseProcStat } from './collectors/cpu.js';
 import { memoryFigures, parseMeminfo } from './collectors/memory.js';
 import type { HostFacts } from './types.js';
@@ -14,9 +14,9 @@ export function parseOsRelease(text: string): string | null {
 /** The first globally routable address of the host, if it has one (no outside service is asked). */
 export function publicAddress(addresses: string[]): string | null {
   for (const a of addresses) {
-    const bare = a.replace(/%.*$/, '');
-    if (!ipaddr.isValid(bare)) continue;
-    const ip = ipaddr.process(bare);
+    const parsed = parseIp(a.replace(/%.*$/, ''));
+    if (!parsed) continue;
+    const ip = ipaddr.process(parsed.toString());
     if (ip.range() === 'unicast') return ip.toString();
   }
   return null;

@@ -102,9 +102,9 @@ export class Sampler {
         try {
           const { value, error } = await this.bounded(c);
           (sample as unknown as Record<string, unknown>)[c.name] = value;
-          if (error) sample.errors[c.name] = error;
+          if (error) sample.errors[c.label ?? c.name] = error;
         } catch (err) {
-          sample.errors[c.name] = (err as Error).message;
+          sample.errors[c.label ?? c.name] = (err as Error).message;
         }
       }),
     );

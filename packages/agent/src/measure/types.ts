@@ -73,7 +73,10 @@ export interface HostFacts {
  * mount among several), or throw when it has nothing.
  */
 export interface Collector<K extends keyof Sample = keyof Sample> {
+  /** The sample field it fills. */
   name: K;
+  /** Its name in `errors` and in Prometheus' `collector` label (docs/agent.md), when not `name`. */
+  label?: string;
   collect(): Promise<{ value: Sample[K]; error?: string }>;
 }
 

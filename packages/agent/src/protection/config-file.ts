@@ -1,6 +1,6 @@
 // `POST /config`: changes to the config file, validated like the file itself and written whole.
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { CONFIG_KEYS, ConfigError, parseConfig } from '../config/config.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { CONFIG_KEYS, ConfigError, parseConfig, SECRET_KEYS } from '../config/config.js';
 import type { ConfigAccess } from '../http/control-routes.js';
 import { isInside, parseClientAddress } from '../http/ip-ranges.js';
 import { writeFileAtomic } from '../state/state-dir.js';
@@ -23,6 +23,23 @@ export function readConfigValues(file: string): Record<string, string> {
   }
   return out;
 }
+
+/** What answers show instead of a secret that is set (docs/agent.md, "Secrets"). */
+export const SECRET_MASK = '********';
+
+/** The values with every secret replaced by SECRET_MASK (an empty one stays empty). */
+export function maskSecrets(values: Record<string, string>): Record<string, string> {
+  const out = { ...values };
+  for (const key of SECRET_KEYS) if (out[key]) out[key] = SECRET_MASK;
+  return out;
+}
+
+// C0 controls, DEL and C1 controls, and the Unicode line and paragraph separators: none belongs in
+// a one-line value, and a newline would start a new `key = value` line in the file.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
 /** Replaces or appends `key = value` lines (a null value removes the key); comments stay where they are. */
 export function editConfigText(text: string, changes: Record<string, string | null>): string {
@@ -54,19 +71,22 @@ export function applyConfigChanges(
 ): { changed: string[] } {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw new InputError('body: expected a JSON object of config keys, e.g. {"protection.conn_limit": 200}');
+  const entries = Object.entries(body as Record<string, unknown>);
+  if (entries.length === 0) throw new InputError('body: no config keys given');
   const changes: Record<string, string | null> = {};
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+  for (const [key, value] of entries) {
     if (!CONFIG_KEYS.includes(key)) throw new InputError(`${key.slice(0, 60)}: unknown config key`);
-    if (value === null) changes[key] = null;
-    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-      const text = Array.isArray(value) ? value.join(', ') : String(value);
-      if (/[\r\n]/.test(text)) throw new InputError(`${key}: a value is one line`);
-      changes[key] = text;
-    } else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number'))
-      changes[key] = value.join(', ');
-    else throw new InputError(`${key}: expected a string, number, boolean, list or null`);
+    const items: unknown[] = Array.isArray(value) ? value : [value];
+    if (value !== null && !items.every(isScalar))
+      throw new InputError(`${key}: expected a string, number, boolean, list or null`);
+    if (items.some((v) => typeof v === 'string' && CONTROL.test(v)))
+      throw new InputError(
+        `${key}: a value may not contain control characters (line breaks, tabs, \\x00-\\x1f, \\x7f)`,
+      );
+    // A masked secret sent back (a GET answer posted whole) keeps the stored secret.
+    if (SECRET_KEYS.includes(key) && value === SECRET_MASK) continue;
+    changes[key] = value === null ? null : items.map(String).join(', ');
   }
-  if (Object.keys(changes).length === 0) throw new InputError('body: no config keys given');
   const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const after = editConfigText(before, changes);
   let next: ReturnType<typeof parseConfig>;
@@ -77,8 +97,8 @@ export function applyConfigChanges(
     throw err;
   }
   check?.(next);
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644;
-  writeFileAtomic(file, after, mode);
+  // It may hold alerter.secret: readable by the agent's user only, whatever the mode was before.
+  writeFileAtomic(file, after, 0o600);
   return { changed: Object.keys(changes) };
 }
 
@@ -91,7 +111,7 @@ export function configAccess(
   return {
     read: () => ({
       file,
-      values: readConfigValues(file),
+      values: maskSecrets(readConfigValues(file)),
       protection: engine.settingsSummary(),
       autofetch: engine.autofetchState(),
       geo: engine.geoMode(),
@@ -100,9 +120,7 @@ export function configAccess(
       const result = applyConfigChanges(file, body, (next) => {
         const address = client ? parseClientAddress(client) : null;
         if (address && next.metrics.whitelist.length > 0 && !isInside(address, next.metrics.whitelist))
-          throw new InputError(
-            `metrics.whitelist: would lock out ${address.toString()}, the address making this change`,
-          );
+          throw new InputError(`metrics.whitelist: would lock out ${address.text}, the address making this change`);
       });
       const reloaded = reload();
       if (!reloaded.ok) throw new InputError(`written, but the reload failed: ${reloaded.error}`);

@@ -8,6 +8,7 @@ import type { Log } from '../log.js';
 import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
 import { type Attack, AttackLog } from './attacks.js';
 import { fetchText, parseFeed } from './feeds.js';
+import { FileTail, untailable } from './file-tail.js';
 import {
   disjoint,
   type Element,
@@ -25,15 +26,15 @@ import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
 import { type EntrySource, IpList, importItems, parseEntryInput } from './lists.js';
 import {
   type BlockPattern,
+  boundRegexBacktracking,
   type CompiledPattern,
   compilePattern,
-  FileTail,
   HitCounter,
   matchLine,
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError, type Network, parseAddress, parseNetwork, sharedPrefix } from './net.js';
+import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from './net.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
@@ -223,6 +224,7 @@ export class ProtectionEngine implements ProtectionProvider {
         }
       }
     }
+    boundRegexBacktracking();
     const engine = new ProtectionEngine(o, firewall, reason);
     await engine.begin();
     return engine;
@@ -430,7 +432,7 @@ export class ProtectionEngine implements ProtectionProvider {
       for (const l of Object.values(this.lists)) l.expire(now);
       await this.checkTraffic(now);
       await this.checkSockets(now);
-      this.checkLogs(now);
+      this.checkLogs();
       this.attacksLog.endQuiet(now, this.settings.attackEndS * 1000);
       if (this.job.state === 'running' && this.stopped) this.job.state = 'failed';
     } catch (err) {
@@ -546,44 +548,66 @@ export class ProtectionEngine implements ProtectionProvider {
     this.rates = { pps, bps };
   }
 
-  private checkLogs(now: number) {
+  private patternsByFile(): Map<string, PatternState[]> {
     const byFile = new Map<string, PatternState[]>();
     for (const p of this.patterns.values()) {
       const list = byFile.get(p.pattern.file) ?? [];
       list.push(p);
       byFile.set(p.pattern.file, list);
     }
-    for (const [file, states] of byFile) {
+    return byFile;
+  }
+
+  /**
+   * Starts a poll of each pattern file without waiting for it: a file on a stalled file system
+   * holds up only its own tail (the next poll is skipped while one runs), never the detection loop.
+   */
+  private checkLogs() {
+    const byFile = this.patternsByFile();
+    for (const file of byFile.keys()) {
       let tail = this.tails.get(file);
       if (!tail) {
-        tail = new FileTail(file);
+        tail = new FileTail(file, (message) =>
+          this.o.log('warn', `protection: block pattern file skipped: ${message}`),
+        );
         this.tails.set(file, tail);
       }
-      for (const line of tail.poll()) {
-        for (const s of states) {
-          const ip = matchLine(s.pattern, line);
-          if (!ip) continue;
-          s.matches++;
-          if (s.counter.hit(ip, now, s.pattern.window_s * 1000, s.pattern.threshold)) {
-            s.bans++;
-            this.attackFrom(
-              `log:${s.pattern.name}`,
-              'log_pattern',
-              now,
-              [{ ip, hits: s.pattern.threshold }],
-              s.pattern.name,
-              undefined,
-              true,
-              s.pattern.ban_s,
-            );
-          }
-        }
-      }
+      tail.poll().then(
+        (lines) => {
+          if (lines && lines.length > 0 && !this.stopped) this.matchLines(file, lines);
+        },
+        (err: Error) => this.o.log('warn', `protection: reading ${file} failed: ${err.message}`),
+      );
     }
     for (const [file, tail] of this.tails) {
       if (!byFile.has(file)) {
         tail.close();
         this.tails.delete(file);
+      }
+    }
+  }
+
+  private matchLines(file: string, lines: string[]) {
+    const now = this.o.deps.clock();
+    const states = this.patternsByFile().get(file) ?? [];
+    for (const line of lines) {
+      for (const s of states) {
+        const ip = matchLine(s.pattern, line);
+        if (!ip) continue;
+        s.matches++;
+        if (s.counter.hit(ip, now, s.pattern.window_s * 1000, s.pattern.threshold)) {
+          s.bans++;
+          this.attackFrom(
+            `log:${s.pattern.name}`,
+            'log_pattern',
+            now,
+            [{ ip, hits: s.pattern.threshold }],
+            s.pattern.name,
+            undefined,
+            true,
+            s.pattern.ban_s,
+          );
+        }
       }
     }
   }
@@ -742,18 +766,22 @@ export class ProtectionEngine implements ProtectionProvider {
   addEntry(name: ListName, body: unknown) {
     if (Array.isArray(body) || typeof body === 'string') return this.importEntries(name, body);
     const input = parseEntryInput(body);
-    if (name === 'blacklist') {
-      const why = this.isAllowed(input.net);
-      if (why) throw new InputError(why);
-    }
+    const why = this.refusal(name)?.(input.net);
+    if (why) throw new InputError(why);
     const r = this.lists[name].add(input, 'manual', this.o.deps.clock());
     return { added: r.added, entry: r.entry };
   }
 
   importEntries(name: ListName, body: unknown) {
     const items = importItems(body);
-    const refuse = name === 'blacklist' ? (net: Network) => this.isAllowed(net) : undefined;
-    return this.lists[name].import(items, 'import', this.o.deps.clock(), refuse);
+    return this.lists[name].import(items, 'import', this.o.deps.clock(), this.refusal(name));
+  }
+
+  /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
+  private refusal(name: ListName): ((net: Network) => string | null) | undefined {
+    if (name === 'blacklist') return (net) => refuseEverything(net) ?? this.isAllowed(net);
+    if (name === 'never-remove') return refuseEverything;
+    return undefined;
   }
 
   removeEntry(name: ListName, ip: unknown) {
@@ -1012,8 +1040,10 @@ export class ProtectionEngine implements ProtectionProvider {
     writeFileAtomic(join(this.dir, 'patterns.json'), JSON.stringify(list));
   }
 
-  addPattern(body: unknown) {
+  async addPattern(body: unknown) {
     const p = parsePatternInput(body);
+    const why = await untailable(p.file);
+    if (why) throw new InputError(`file: ${why}`);
     const existed = this.patterns.has(p.name);
     this.installPattern(p);
     this.savePatterns();

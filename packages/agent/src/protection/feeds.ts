@@ -1,20 +1,21 @@
 // Blocklist feeds: plain IP/CIDR lists with comments (FireHOL netsets, Spamhaus DROP).
 import http from 'node:http';
 import https from 'node:https';
-import { type Network, parseNetwork } from './net.js';
+import { type Network, readNetwork, refuseEverything } from './net.js';
 
-/** One entry per line; `#` and `;` start comments; anything after the first word is ignored. */
+/**
+ * One entry per line; `#` and `;` start comments; anything after the first word is ignored. A line
+ * the strict parser refuses (`010.0.0.1`, `1.2.3`) and a /0, which would block everything, count as invalid.
+ */
 export function parseFeed(text: string): { networks: Network[]; invalid: number } {
   const networks: Network[] = [];
   let invalid = 0;
   for (const raw of text.split('\n')) {
     const line = raw.replace(/[#;].*$/, '').trim();
     if (line === '') continue;
-    try {
-      networks.push(parseNetwork(line.split(/\s+/)[0]!));
-    } catch {
-      invalid++;
-    }
+    const net = readNetwork(line.split(/\s+/)[0]!);
+    if (net && !refuseEverything(net)) networks.push(net);
+    else invalid++;
   }
   return { networks, invalid };
 }

@@ -1,6 +1,8 @@
 // Log patterns (`block-pattern`): the shipped ones users enable by name, validation of custom
-// ones, per-source counting in a window, and tailing files across rotation and truncation.
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+// ones and per-source counting in a window. Tailing the files is in file-tail.ts.
+import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { MAX_LINE } from './file-tail.js';
 import { InputError, parseAddress } from './net.js';
 
 export interface BlockPattern {
@@ -16,7 +18,8 @@ export interface ShippedPattern extends BlockPattern {
   description: string;
 }
 
-const IP = '(?<ip>[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]+)';
+// Written without nested repetition, so the shipped patterns pass the check custom ones get.
+const IP = '(?<ip>[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]+)';
 
 /** Ready patterns, enabled with `POST /block-pattern {"name": "sshd"}`; test/fixtures/logs holds a sample line for each. */
 export const SHIPPED_PATTERNS: ShippedPattern[] = [
@@ -42,7 +45,7 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'apache-auth',
     description: 'Apache basic auth: unknown users and wrong passwords (error.log)',
     file: '/var/log/apache2/error.log',
-    regex: `\\[client \\[?${IP}\\]?(?::\\d+)?\\] AH0(?:1617|1618|1614): (?:user \\S+(?: not found|: authentication failure)|client used wrong authentication scheme)`,
+    regex: `\\[client \\[?${IP}\\]?(?::\\d+|)\\] AH0(?:1617|1618|1614): (?:user \\S+(?: not found|: authentication failure)|client used wrong authentication scheme)`,
     threshold: 5,
     window_s: 600,
     ban_s: 3600,
@@ -69,7 +72,7 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'dovecot',
     description: 'Dovecot IMAP/POP3: failed logins',
     file: '/var/log/mail.log',
-    regex: `dovecot(?:\\[\\d+\\])?: (?:imap|pop3|submission|managesieve)-login: (?:Disconnected|Aborted login|Login aborted)[^\\n]*?auth failed[^\\n]*? rip=${IP}`,
+    regex: `dovecot(?:\\[\\d+\\]|): (?:imap|pop3|submission|managesieve)-login: (?:Disconnected|Aborted login|Login aborted)[^\\n]*?auth failed[^\\n]*? rip=${IP}`,
     threshold: 5,
     window_s: 600,
     ban_s: 3600,
@@ -77,6 +80,32 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
 ];
 
 const MAX_REGEX = 2000;
+
+/**
+ * Makes V8 finish a regex that backtracks too much (50,000 backtracks) on its linear-time engine,
+ * for every regex that engine can run (no backreferences or lookaround), so one log line cannot
+ * stall the daemon even with a regex the star-height check lets through.
+ */
+export function boundRegexBacktracking(): void {
+  setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+}
+
+type SafeRegex = (re: string, opts?: { limit?: number }) => boolean;
+let safeRegex: SafeRegex | null = null;
+
+/**
+ * Refuses regexes that can backtrack catastrophically: a quantifier inside a quantified group
+ * (`(a+)+`, even `(\.\d+){3}`) or more than 25 quantifiers. safe-regex2 is loaded on first use only.
+ */
+function checkBacktracking(regex: string): void {
+  safeRegex ??= createRequire(import.meta.url)('safe-regex2') as SafeRegex;
+  if (!safeRegex(regex))
+    throw new InputError(
+      'regex: could backtrack catastrophically (a quantifier inside a repeated group such as (a+)+ or ' +
+        '(\\.\\d+){3}, more than 25 quantifiers, or lookbehind, which the check cannot read); ' +
+        'spell repetitions out, e.g. \\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}',
+    );
+}
 
 /** A pattern ready to match: the regex compiled once. */
 export interface CompiledPattern extends BlockPattern {
@@ -89,7 +118,7 @@ export function compilePattern(p: BlockPattern): CompiledPattern {
 
 /** The source address of a matching line, or null. `ip2` is a second spelling some shipped patterns need. */
 export function matchLine(p: CompiledPattern, line: string): string | null {
-  const m = p.re.exec(line);
+  const m = p.re.exec(line.length > MAX_LINE ? line.slice(0, MAX_LINE) : line);
   if (!m?.groups) return null;
   const raw = m.groups.ip ?? m.groups.ip2;
   if (!raw) return null;
@@ -123,6 +152,7 @@ export function parsePatternInput(raw: unknown): BlockPattern {
     throw new InputError(`regex: not a valid regular expression: ${(err as Error).message}`);
   }
   if (!regex.includes('(?<ip>')) throw new InputError('regex: needs a named group for the address: (?<ip>…)');
+  checkBacktracking(regex);
   return {
     name: o.name,
     file,
@@ -160,83 +190,5 @@ export class HitCounter {
 
   prune(now: number, windowMs: number): void {
     for (const [ip, list] of this.hits) if (list[list.length - 1]! <= now - windowMs) this.hits.delete(ip);
-  }
-}
-
-const MAX_READ = 1 << 20;
-
-/**
- * Follows one log file by polling: new lines since the last poll, across rotation (a new inode:
- * the rest of the old file is read first) and truncation (the size shrank: read from the start).
- * A file present at the first poll is read from its end; one that appears later, from its start.
- */
-export class FileTail {
-  private fd: number | null = null;
-  private ino = 0;
-  private pos = 0;
-  private partial = '';
-  private first = true;
-  error: string | null = null;
-
-  constructor(readonly path: string) {}
-
-  poll(): string[] {
-    const lines: string[] = [];
-    let st: ReturnType<typeof statSync> | null = null;
-    try {
-      st = statSync(this.path);
-      this.error = null;
-    } catch (err) {
-      this.error = `cannot read ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
-    }
-    if (this.fd !== null && (!st || st.ino !== this.ino)) {
-      this.drain(lines);
-      closeSync(this.fd);
-      this.fd = null;
-    }
-    if (!st) {
-      this.first = false;
-      return lines;
-    }
-    if (this.fd === null) {
-      try {
-        this.fd = openSync(this.path, 'r');
-      } catch (err) {
-        this.error = `cannot open ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
-        return lines;
-      }
-      this.ino = st.ino;
-      this.pos = this.first ? st.size : 0;
-      this.partial = '';
-    }
-    this.first = false;
-    this.drain(lines);
-    return lines;
-  }
-
-  private drain(lines: string[]) {
-    if (this.fd === null) return;
-    const size = fstatSync(this.fd).size;
-    if (size < this.pos) {
-      this.pos = 0;
-      this.partial = '';
-    }
-    let budget = MAX_READ;
-    while (this.pos < size && budget > 0) {
-      const buf = Buffer.allocUnsafe(Math.min(64 * 1024, size - this.pos, budget));
-      const n = readSync(this.fd, buf, 0, buf.length, this.pos);
-      if (n <= 0) break;
-      this.pos += n;
-      budget -= n;
-      const text = this.partial + buf.toString('utf8', 0, n);
-      const parts = text.split('\n');
-      this.partial = parts.pop() ?? '';
-      for (const p of parts) if (p !== '') lines.push(p);
-    }
-  }
-
-  close(): void {
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
   }
 }

@@ -1,4 +1,4 @@
-import { type IPv6Address, ipaddr } from '../lib/ipaddr.js';
+import { type IPv6Address, type IpAddress, ipaddr, parseCidr, parseIp } from '../lib/ipaddr.js';
 
 /** One IP or CIDR, normalized: host bits cleared, IPv4-mapped v6 turned into v4, single hosts without a prefix. */
 export interface Network {
@@ -31,23 +31,25 @@ export function bigIntToAddress(n: bigint, family: 4 | 6): string {
   return ipaddr.fromByteArray(bytes).toString();
 }
 
-/** Parses one IP or CIDR (v4 or v6); throws an InputError naming the text. */
-export function parseNetwork(raw: unknown): Network {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new InputError('ip: expected an IP address or CIDR range');
-  const text = raw.trim();
-  const bad = () => new InputError(`ip: "${text.slice(0, 80)}" is not an IP address or CIDR range`);
-  let addr: ReturnType<typeof ipaddr.parse>;
+/**
+ * Reads one IP or CIDR (v4 or v6) with the strict parser of lib/ipaddr.ts; null when it is not one.
+ * Host bits are cleared and IPv4-mapped IPv6 becomes IPv4.
+ */
+export function readNetwork(text: string): Network | null {
+  let addr: IpAddress;
   let prefix: number;
   if (text.includes('/')) {
-    if (!ipaddr.isValidCIDR(text)) throw bad();
-    [addr, prefix] = ipaddr.parseCIDR(text);
+    const cidr = parseCidr(text);
+    if (!cidr) return null;
+    [addr, prefix] = cidr;
   } else {
-    if (!ipaddr.isValid(text)) throw bad();
-    addr = ipaddr.parse(text);
+    const ip = parseIp(text);
+    if (!ip) return null;
+    addr = ip;
     prefix = addr.kind() === 'ipv4' ? 32 : 128;
   }
   if (addr.kind() === 'ipv6' && (addr as IPv6Address).isIPv4MappedAddress()) {
-    if (prefix < 96) throw bad();
+    if (prefix < 96) return null;
     addr = (addr as IPv6Address).toIPv4Address();
     prefix -= 96;
   }
@@ -59,14 +61,25 @@ export function parseNetwork(raw: unknown): Network {
   return { text: prefix === bits(family) ? host : `${host}/${prefix}`, family, start, prefix };
 }
 
-/** Parses a client or log address; null when it is not one. */
+/** Parses one IP or CIDR from a request; throws an InputError naming the `ip` field and the text. */
+export function parseNetwork(raw: unknown): Network {
+  if (typeof raw !== 'string' || raw.trim() === '') throw new InputError('ip: expected an IP address or CIDR range');
+  const text = raw.trim();
+  const net = readNetwork(text);
+  if (!net) throw new InputError(`ip: "${text.slice(0, 80)}" is not an IP address or CIDR range`);
+  return net;
+}
+
+/** Parses a client or log address (a zone id is dropped); null when it is not one address. */
 export function parseAddress(raw: string): Network | null {
-  try {
-    const n = parseNetwork(raw.replace(/%.*$/, ''));
-    return n.prefix === bits(n.family) ? n : null;
-  } catch {
-    return null;
-  }
+  const n = readNetwork(raw.replace(/%.*$/, ''));
+  return n && n.prefix === bits(n.family) ? n : null;
+}
+
+/** Refuses a network that covers every address of its family: on a block list it would block everything. */
+export function refuseEverything(net: Network): string | null {
+  if (net.prefix !== 0) return null;
+  return `ip: ${net.text} covers every ${net.family === 4 ? 'IPv4' : 'IPv6'} address, so it would block everything`;
 }
 
 /** The last address of a network, as an integer. */

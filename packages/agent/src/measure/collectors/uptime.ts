@@ -12,6 +12,7 @@ export function uptimeCollector(deps: AgentDeps): Collector<'uptime_s'> {
   const linux = deps.host.platform === 'linux';
   return {
     name: 'uptime_s',
+    label: 'uptime',
     async collect() {
       return { value: linux ? parseUptime(await deps.host.read('/proc/uptime')) : Math.floor(deps.host.uptimeS()) };
     },
