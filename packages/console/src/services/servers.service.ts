@@ -142,6 +142,13 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
 
     async update(accountId: number, id: number, changes: Partial<Pick<NewServer, 'name' | 'api_url' | 'api_key'>>) {
       const row = await requireServer(accountId, id);
+      // The stored key belongs to the stored address: a new address could be anyone's, so it must come
+      // with the key again, and only that key is sent to it.
+      if (changes.api_url !== undefined && changes.api_url !== row.api_url && changes.api_key === undefined) {
+        throw badRequest(
+          'api_key: send the agent key again when you change api_url; the stored key stays with the old address',
+        );
+      }
       const target = {
         apiUrl: changes.api_url ?? row.api_url,
         apiKey: changes.api_key ?? secrets.open(row.api_key_enc),
