@@ -37,9 +37,15 @@ export function createAgentClient(outbound: GuardedClient, timeoutMs: number, cl
     body?: Buffer | string,
     query?: string,
   ): Promise<OutboundResponse> {
+    let url: string;
+    try {
+      url = agentUrl(target.apiUrl, path, query);
+    } catch {
+      throw new OutboundError('refused', 'the saved agent address is not a valid URL'); // never a 500 that logs it
+    }
     return outbound.request({
       method,
-      url: agentUrl(target.apiUrl, path, query),
+      url,
       headers: {
         authorization: `Bearer ${target.apiKey}`,
         accept: 'application/json',

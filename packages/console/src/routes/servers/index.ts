@@ -1,4 +1,4 @@
-import { isControlPath } from '@palisade/protocol';
+import { AGENT_URL_EXPECTED, isControlPath, parseAgentUrl } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, forbidden, notFound } from '../../errors.js';
@@ -8,11 +8,11 @@ import { HISTORY_RANGES, type HistoryRange } from '../../services/servers.servic
 import { parseId, parseInput } from '../../validation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+// Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
 const apiUrl = z
-  .string()
+  .string(AGENT_URL_EXPECTED)
   .trim()
-  .max(2048, 'at most 2048 characters')
-  .refine((v) => /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v), 'expected the agent address, e.g. http://203.0.113.7:9100');
+  .refine((v) => parseAgentUrl(v) !== null, AGENT_URL_EXPECTED);
 const apiKey = z
   .string()
   .trim()

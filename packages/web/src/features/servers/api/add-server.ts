@@ -1,3 +1,4 @@
+import { parseAgentUrl } from '@palisade/protocol/agent-address';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { all, parse, pattern, text } from '../../../lib/schema';
@@ -5,9 +6,10 @@ import type { DashboardServer } from '../../../lib/wire';
 import { serversKey } from './get-servers';
 
 /** The console's own rules for a new server (routes/servers). */
-export const agentUrl = all(
-  text({ min: 1, max: 2048 }),
-  pattern(/^https?:\/\/[^\s/]+(\/\S*)?$/i, 'Enter the agent address, e.g. http://203.0.113.7:9100'),
+export const agentUrl = all(text({ min: 1, max: 2048 }), (value) =>
+  parseAgentUrl(value)
+    ? null
+    : 'Enter the agent address: http or https, a host and a port 1-65535, e.g. http://203.0.113.7:9100',
 );
 export const agentKey = pattern(
   /^agk_[0-9A-Za-z]{20,200}$/,
