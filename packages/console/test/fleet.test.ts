@@ -324,7 +324,7 @@ for (const dialect of dialects()) {
         [{ api_url: 'http://169.254.169.254/' }, 400, /^api_url: forbidden address: .*metadata/],
         [{ api_url: 'http://[::ffff:169.254.169.254]:9100' }, 400, /^api_url: forbidden address/],
         [{ api_url: 'http://224.0.0.1:9100' }, 400, /^api_url: forbidden address: .*multicast/],
-        [{ api_url: 'ftp://127.0.0.1/' }, 400, /^api_url: expected the agent address/],
+        [{ api_url: 'ftp://127.0.0.1/' }, 400, /^api_url: expected an http or https URL/],
         [{ api_key: 'hunter2' }, 400, /^api_key: expected the agent key/],
         [{ product_id: 999999 }, 400, /^product_id: no product with this id/],
         [{ name: '' }, 400, /^name: must not be empty/],

@@ -145,7 +145,7 @@ for (const dialect of dialects()) {
       assert.equal(beta.score, 0);
       assert.equal(beta.last_seen, 0);
       assert.equal(beta.public_ip, null);
-      assert.equal(beta.hostname, '10.0.0.5', 'the agent address stands in until the agent reports its hostname');
+      assert.equal(beta.hostname, 'beta', 'the name stands in until the agent reports its hostname, not the address');
       const dashboard = await t.app.inject({ method: 'GET', url: '/api/servers', headers: { cookie: alice.cookie } });
       assert.deepEqual(dashboard.json().data.servers, servers, 'the dashboard sees the same servers');
       const viaToken = await t.app.inject({

@@ -1,3 +1,4 @@
+export * from './agent-address.js';
 export * from './benchmark.js';
 export * from './control.js';
 export * from './envelope.js';

@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { FINGERPRINT_EXPECTED, normalizeFingerprint } from '@palisade/protocol/agent-address';
 import { isControlPath } from '@palisade/protocol/control';
 import { AgentClient, CONTROL_PATHS } from './agent.js';
 import { PalisadeError, PalisadeNetworkError } from './errors.js';
@@ -31,7 +32,10 @@ Credentials (flag, then environment, then the config file):
   --key        PALISADE_KEY        signing key svck_… (tickets)
   --agent-url  PALISADE_AGENT_URL  agent address
   --agent-key  PALISADE_AGENT_KEY  agent key agk_…
-  --config     PALISADE_CONFIG     JSON file with url, token, key, agent_url, agent_key
+  --agent-fingerprint PALISADE_AGENT_FINGERPRINT
+                                   SHA-256 of an https agent's own certificate (it prints it)
+  --config     PALISADE_CONFIG     JSON file with url, token, key, agent_url, agent_key,
+                                   agent_fingerprint
                                    (default ~/.config/palisade/config.json; must be mode 0600)
 
 Output: tables for people; --json for scripts. --no-retry turns off waiting on 429.
@@ -45,6 +49,7 @@ interface Settings {
   key?: string;
   agent_url?: string;
   agent_key?: string;
+  agent_fingerprint?: string;
 }
 
 function readConfigFile(path: string, explicit: boolean): Settings {
@@ -97,6 +102,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
         key: { type: 'string' },
         'agent-url': { type: 'string' },
         'agent-key': { type: 'string' },
+        'agent-fingerprint': { type: 'string' },
         config: { type: 'string' },
         json: { type: 'boolean', default: false },
         'no-retry': { type: 'boolean', default: false },
@@ -137,6 +143,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
       key: setting(o.key, 'PALISADE_KEY', file.key),
       agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
       agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
+      agentFingerprint: setting(o['agent-fingerprint'], 'PALISADE_AGENT_FINGERPRINT', file.agent_fingerprint),
     };
     const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
     const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
@@ -156,12 +163,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
         key: need(s.key, '--key (or PALISADE_KEY)'),
         ...common,
       });
-    const agent = () =>
-      new AgentClient({
-        baseUrl: need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)'),
-        key: need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)'),
+    const agent = () => {
+      const baseUrl = need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)');
+      const key = need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)');
+      if (s.agentFingerprint !== undefined) {
+        if (!normalizeFingerprint(s.agentFingerprint))
+          throw new UsageError(`--agent-fingerprint: ${FINGERPRINT_EXPECTED}`);
+        if (!/^https:\/\//i.test(baseUrl)) throw new UsageError('--agent-fingerprint: only for an https agent address');
+      }
+      return new AgentClient({
+        baseUrl,
+        key,
+        ...(s.agentFingerprint !== undefined ? { fingerprint: s.agentFingerprint } : {}),
         ...common,
       });
+    };
     const print = (value: unknown, human: () => string) => out(o.json ? JSON.stringify(value, null, 2) : human());
 
     const [command, sub, arg] = args;

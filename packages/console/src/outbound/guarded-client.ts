@@ -2,15 +2,20 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import { handOverWhenVerified, TlsPinError } from '@palisade/protocol/tls-pin';
 import { checkAddress } from './target-policy.js';
 
-export type OutboundFailure = 'refused' | 'unreachable' | 'timeout' | 'too_large';
+export type OutboundFailure = 'refused' | 'unreachable' | 'timeout' | 'too_large' | 'tls';
 
 /** A failed outgoing call; `message` is safe to show to the user (never a key or a header value). */
 export class OutboundError extends Error {
   constructor(
     readonly kind: OutboundFailure,
     message: string,
+    /** For `tls`: the certificate the peer presented and the pin it was checked against. */
+    readonly certificate: Pick<TlsPinError, 'presented' | 'expected' | 'untrusted'> | null = null,
   ) {
     super(message);
   }
@@ -23,6 +28,8 @@ export interface OutboundRequest {
   body?: string | Buffer;
   timeoutMs?: number;
   maxBytes?: number;
+  /** For https: the SHA-256 fingerprint (`AB:CD:…`) the certificate must have, instead of a CA chain. */
+  tlsFingerprint?: string | null;
 }
 
 export interface OutboundResponse {
@@ -39,6 +46,27 @@ export interface GuardedClient {
 }
 
 const DEFAULT_TIMEOUT_MS = 5000;
+
+interface PinnedOptions extends https.RequestOptions {
+  palisadePin?: string | null;
+}
+
+/**
+ * Every https connection is checked before the request is written on it (by the pin when there is
+ * one, else by the CA chain: packages/protocol/src/tls-pin.ts), and pooled sockets are keyed by
+ * the pin too, so a socket verified under one pin never carries a request meant for another.
+ */
+class VerifyingHttpsAgent extends https.Agent {
+  override getName(options?: PinnedOptions): string {
+    return `${super.getName(options)}:${options?.palisadePin ?? ''}`;
+  }
+
+  override createConnection(options: PinnedOptions, done?: (err: Error | null, socket: Duplex) => void) {
+    const socket = super.createConnection({ ...options, rejectUnauthorized: false }) as TLSSocket;
+    handOverWhenVerified(socket, options.palisadePin ?? null, done as (err: Error | null, socket?: Duplex) => void);
+    return undefined;
+  }
+}
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
 
 function parseTarget(raw: string): URL {
@@ -85,7 +113,7 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
 
   const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, lookup: guardedLookup };
   const httpAgent = new http.Agent(agentOptions);
-  const httpsAgent = new https.Agent(agentOptions);
+  const httpsAgent = new VerifyingHttpsAgent(agentOptions);
 
   function checkLiteral(url: URL) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -116,6 +144,10 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
       const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
       const transport = url.protocol === 'https:' ? https : http;
+      const pin = req.tlsFingerprint ?? null;
+      if (pin && url.protocol !== 'https:') {
+        return Promise.reject(new OutboundError('refused', 'a certificate fingerprint needs an https address'));
+      }
       return new Promise((resolve, reject) => {
         let settled = false;
         const finish = (err: OutboundError | null, res?: OutboundResponse) => {
@@ -131,7 +163,8 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
             method: req.method,
             headers: req.headers,
             agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
-          },
+            ...(pin ? { palisadePin: pin } : {}),
+          } as PinnedOptions,
           (res) => {
             const chunks: Buffer[] = [];
             let size = 0;
@@ -156,6 +189,7 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
         }, timeoutMs);
         outgoing.on('error', (err: NodeJS.ErrnoException) => {
           if (err.code === 'EPALISADE_REFUSED') return finish(new OutboundError('refused', err.message));
+          if (err instanceof TlsPinError) return finish(new OutboundError('tls', err.message, err));
           finish(new OutboundError('unreachable', describeNetworkError(err)));
         });
         outgoing.end(req.body);

@@ -10,7 +10,7 @@ export async function listServerSummaries(db: Database, accountId: number) {
     (d) =>
       d
         .selectFrom('servers')
-        .select(['id', 'name', 'hostname', 'api_url', 'last_seen', 'public_ip', 'score_base_total'])
+        .select(['id', 'name', 'hostname', 'last_seen', 'public_ip', 'score_base_total'])
         .where('account_id', '=', 0)
         .orderBy('id'),
     [accountId],

@@ -4,6 +4,8 @@ import { type GuardedClient, OutboundError, type OutboundResponse } from '../out
 export interface AgentTarget {
   apiUrl: string;
   apiKey: string;
+  /** The pinned SHA-256 of the agent's own TLS certificate (`servers.tls_fingerprint`); null: CA chain. */
+  tlsFingerprint?: string | null;
 }
 
 export interface ConnectionCheck {
@@ -12,6 +14,17 @@ export interface ConnectionCheck {
   latency_ms: number | null;
   agent_version?: string;
   error?: string;
+}
+
+/** A certificate that is not the pinned one (or, unpinned, not CA-signed), worded for the user. */
+export function explainTlsFailure(err: OutboundError): string {
+  const seen = err.certificate?.presented ?? '(none)';
+  if (err.certificate?.expected)
+    return `tls_fingerprint: the agent presented ${seen}, expected ${err.certificate.expected}`;
+  return (
+    `tls_fingerprint: the agent's certificate is not signed by a trusted authority (${err.certificate?.untrusted ?? 'unverified'}); ` +
+    `it presented ${seen}: if that is the fingerprint the agent printed, save it as tls_fingerprint`
+  );
 }
 
 /** What an agent answer means for the user, worded without the key or the agent's port. */
@@ -37,9 +50,15 @@ export function createAgentClient(outbound: GuardedClient, timeoutMs: number, cl
     body?: Buffer | string,
     query?: string,
   ): Promise<OutboundResponse> {
+    let url: string;
+    try {
+      url = agentUrl(target.apiUrl, path, query);
+    } catch {
+      throw new OutboundError('refused', 'the saved agent address is not a valid URL'); // never a 500 that logs it
+    }
     return outbound.request({
       method,
-      url: agentUrl(target.apiUrl, path, query),
+      url,
       headers: {
         authorization: `Bearer ${target.apiKey}`,
         accept: 'application/json',
@@ -47,6 +66,7 @@ export function createAgentClient(outbound: GuardedClient, timeoutMs: number, cl
       },
       ...(body !== undefined ? { body } : {}),
       timeoutMs,
+      tlsFingerprint: target.tlsFingerprint ?? null,
     });
   }
 
@@ -83,7 +103,11 @@ export function createAgentClient(outbound: GuardedClient, timeoutMs: number, cl
       } catch (err) {
         if (!(err instanceof OutboundError)) throw err;
         const error =
-          err.kind === 'refused' ? `forbidden address: ${err.message}` : `agent unreachable: ${err.message}`;
+          err.kind === 'tls'
+            ? explainTlsFailure(err)
+            : err.kind === 'refused'
+              ? `forbidden address: ${err.message}`
+              : `agent unreachable: ${err.message}`;
         return { reachable: false, status: null, latency_ms: null, error };
       }
     },

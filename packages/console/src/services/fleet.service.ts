@@ -16,24 +16,15 @@ export async function requireOwnServer(db: Database, accountId: number, id: numb
   return row;
 }
 
-function hostOf(apiUrl: string): string {
-  try {
-    return new URL(apiUrl).hostname;
-  } catch {
-    return '';
-  }
-}
-
-type SummaryRow = Pick<
-  ServerRow,
-  'id' | 'name' | 'hostname' | 'api_url' | 'last_seen' | 'public_ip' | 'score_base_total'
->;
+type SummaryRow = Pick<ServerRow, 'id' | 'name' | 'hostname' | 'last_seen' | 'public_ip' | 'score_base_total'>;
 
 export function serverSummary(row: SummaryRow, now: number): ServerSummary {
   return {
     id: row.id,
     label: row.name,
-    hostname: row.hostname ?? hostOf(row.api_url),
+    // `hostname` is a string in the v1 shape; until the agent reports one, the server's name stands in
+    // (never the agent address, which stays on the console: docs/decisions.md).
+    hostname: row.hostname ?? row.name,
     online: row.last_seen !== null && now - row.last_seen < ONLINE_WINDOW_MS,
     score: serverScoreTotal(row.last_seen, row.score_base_total, now),
     last_seen: row.last_seen ?? 0,

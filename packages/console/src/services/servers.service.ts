@@ -15,7 +15,7 @@ import {
   updateServer,
 } from '../repositories/servers.repository.js';
 import type { SecretBox } from '../secrets.js';
-import { type AgentClient, type AgentTarget, explainAgentStatus } from './agent-client.js';
+import { type AgentClient, type AgentTarget, explainAgentStatus, explainTlsFailure } from './agent-client.js';
 import { requireOwnServer, serverDetail } from './fleet.service.js';
 import { type ScoreBase, serverScore, WEIGHTS } from './score.js';
 
@@ -33,6 +33,8 @@ export interface NewServer {
   name: string;
   api_url: string;
   api_key: string;
+  /** The agent's own certificate, pinned (canonical `AB:CD:…`); only for https addresses. */
+  tls_fingerprint?: string | null;
 }
 
 export interface ProxiedAnswer {
@@ -56,18 +58,26 @@ export function dashboardServer(row: ServerRow, now: number) {
     product_id: row.product_id,
     agent_version: row.agent_version,
     enrolled: row.daemon_token_hash !== null,
+    tls_fingerprint: row.tls_fingerprint,
   };
 }
 
 export function createServersService({ db, clock, agents, secrets }: ServersDeps) {
   const requireServer = (accountId: number, id: number) => requireOwnServer(db, accountId, id);
 
-  const targetOf = (row: ServerRow): AgentTarget => ({ apiUrl: row.api_url, apiKey: secrets.open(row.api_key_enc) });
+  const targetOf = (row: ServerRow): AgentTarget => ({
+    apiUrl: row.api_url,
+    apiKey: secrets.open(row.api_key_enc),
+    tlsFingerprint: row.tls_fingerprint,
+  });
 
   /** Refuses a target that does not answer /health as an agent with this key, saying why. */
   async function requireHealthy(target: AgentTarget) {
     const check = await agents.check(target);
-    if (check.status !== 200) throw badRequest(`api_url: ${check.error ?? 'the agent did not answer'}`);
+    if (check.status !== 200) {
+      const error = check.error ?? 'the agent did not answer';
+      throw badRequest(error.startsWith('tls_fingerprint: ') ? error : `api_url: ${error}`);
+    }
     return check;
   }
 
@@ -77,6 +87,7 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
       return await agents.call(targetOf(row), method, path, body, query);
     } catch (err) {
       if (err instanceof OutboundError) {
+        if (err.kind === 'tls') throw new AppError(502, explainTlsFailure(err));
         throw new AppError(502, err.kind === 'refused' ? `agent address refused: ${err.message}` : 'agent unreachable');
       }
       throw err;
@@ -105,13 +116,15 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
           `product_id: the ${product.name} plan allows ${product.server_limit} servers; remove one or add a product`,
         );
       }
-      const check = await requireHealthy({ apiUrl: input.api_url, apiKey: input.api_key });
+      const pin = pinFor(input.api_url, input.tls_fingerprint ?? null);
+      const check = await requireHealthy({ apiUrl: input.api_url, apiKey: input.api_key, tlsFingerprint: pin });
       const row = await insertServer(db, {
         account_id: accountId,
         product_id: product.id,
         name: input.name,
         api_url: input.api_url,
         api_key_enc: secrets.seal(input.api_key),
+        tls_fingerprint: pin,
         hostname: null,
         public_ip: null,
         facts: '{}',
@@ -140,17 +153,39 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
       return dashboardServer((await findServer(db, accountId, row.id))!, clock());
     },
 
-    async update(accountId: number, id: number, changes: Partial<Pick<NewServer, 'name' | 'api_url' | 'api_key'>>) {
+    /**
+     * Name, address, key and pin. A new address needs the key again; a new pin alone is checked with
+     * the stored key, which goes out only after the agent's certificate matched the new pin.
+     */
+    async update(
+      accountId: number,
+      id: number,
+      changes: Partial<Pick<NewServer, 'name' | 'api_url' | 'api_key' | 'tls_fingerprint'>>,
+    ) {
       const row = await requireServer(accountId, id);
-      const target = {
-        apiUrl: changes.api_url ?? row.api_url,
-        apiKey: changes.api_key ?? secrets.open(row.api_key_enc),
-      };
-      if (changes.api_url !== undefined || changes.api_key !== undefined) await requireHealthy(target);
+      // The stored key belongs to the stored address: a new address could be anyone's, so it must come
+      // with the key again, and only that key is sent to it.
+      if (changes.api_url !== undefined && changes.api_url !== row.api_url && changes.api_key === undefined) {
+        throw badRequest(
+          'api_key: send the agent key again when you change api_url; the stored key stays with the old address',
+        );
+      }
+      const apiUrl = changes.api_url ?? row.api_url;
+      // The stored pin follows the agent to a new https address; an http address has none to keep.
+      const pin =
+        changes.tls_fingerprint !== undefined
+          ? pinFor(apiUrl, changes.tls_fingerprint)
+          : isHttps(apiUrl)
+            ? row.tls_fingerprint
+            : null;
+      const target = { apiUrl, apiKey: changes.api_key ?? secrets.open(row.api_key_enc), tlsFingerprint: pin };
+      if (changes.api_url !== undefined || changes.api_key !== undefined || changes.tls_fingerprint !== undefined)
+        await requireHealthy(target);
       await updateServer(db, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.api_url !== undefined ? { api_url: changes.api_url } : {}),
         ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
+        ...(pin !== row.tls_fingerprint ? { tls_fingerprint: pin } : {}),
       });
       return dashboardServer((await findServer(db, accountId, id))!, clock());
     },
@@ -159,9 +194,16 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
       if (!(await deleteServer(db, accountId, id))) throw notFound('server');
     },
 
-    async test(accountId: number, input: { server_id: number } | { api_url: string; api_key: string }) {
+    async test(
+      accountId: number,
+      input: { server_id: number } | { api_url: string; api_key: string; tls_fingerprint?: string | null },
+    ) {
       if ('server_id' in input) return agents.check(targetOf(await requireServer(accountId, input.server_id)));
-      return agents.check({ apiUrl: input.api_url, apiKey: input.api_key });
+      return agents.check({
+        apiUrl: input.api_url,
+        apiKey: input.api_key,
+        tlsFingerprint: pinFor(input.api_url, input.tls_fingerprint ?? null),
+      });
     },
 
     /** For an agent the console cannot reach: a new daemon token to pass to `palisade-agent enroll` by hand. */
@@ -226,6 +268,8 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
             if (res.status !== 200) return { available: false, error: explainAgentStatus(res.status) };
             return { available: true, ...(JSON.parse(res.body.toString('utf8')) as object) };
           } catch (err) {
+            if (err instanceof OutboundError && err.kind === 'tls')
+              return { available: false, error: explainTlsFailure(err) };
             if (err instanceof OutboundError || err instanceof SyntaxError)
               return { available: false, error: 'agent unreachable' };
             throw err;
@@ -262,6 +306,14 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
     }));
     return { range, from: now - span, to: now, bucket_ms: bucketMs, samples };
   }
+}
+
+const isHttps = (apiUrl: string) => /^https:/i.test(apiUrl);
+
+/** A pin only makes sense for an https address; the routes have already put it in canonical form. */
+function pinFor(apiUrl: string, pin: string | null): string | null {
+  if (pin && !isHttps(apiUrl)) throw badRequest('tls_fingerprint: only for an https api_url (http has no certificate)');
+  return pin;
 }
 
 type RunRow = Awaited<ReturnType<typeof listRuns>>[number];

@@ -18,6 +18,8 @@ export interface DashboardServer extends ServerDetail {
   product_id: number;
   agent_version: string | null;
   enrolled: boolean;
+  /** The pinned SHA-256 of the agent's own certificate, for an https agent; null otherwise. */
+  tls_fingerprint: string | null;
 }
 
 export interface ConnectionCheck {

@@ -1,4 +1,10 @@
-import { isControlPath } from '@palisade/protocol';
+import {
+  AGENT_URL_EXPECTED,
+  FINGERPRINT_EXPECTED,
+  isControlPath,
+  normalizeFingerprint,
+  parseAgentUrl,
+} from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, forbidden, notFound } from '../../errors.js';
@@ -8,30 +14,42 @@ import { HISTORY_RANGES, type HistoryRange } from '../../services/servers.servic
 import { parseId, parseInput } from '../../validation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+// Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
 const apiUrl = z
-  .string()
+  .string(AGENT_URL_EXPECTED)
   .trim()
-  .max(2048, 'at most 2048 characters')
-  .refine((v) => /^https?:\/\/[^\s/]+(\/\S*)?$/i.test(v), 'expected the agent address, e.g. http://203.0.113.7:9100');
+  .refine((v) => parseAgentUrl(v) !== null, AGENT_URL_EXPECTED);
 const apiKey = z
   .string()
   .trim()
   .regex(/^agk_[0-9A-Za-z]{20,200}$/, 'expected the agent key (agk_…) printed by `palisade-agent key`');
+// Either spelling the agent or openssl prints; stored and compared in one canonical form.
+const tlsFingerprint = z
+  .string(FINGERPRINT_EXPECTED)
+  .refine((v) => normalizeFingerprint(v) !== null, FINGERPRINT_EXPECTED)
+  .transform((v) => normalizeFingerprint(v)!);
 
 const addBody = z.object({
   product_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
   name,
   api_url: apiUrl,
   api_key: apiKey,
+  tls_fingerprint: tlsFingerprint.nullable().optional(),
 });
 const patchBody = z
-  .object({ name: name.optional(), api_url: apiUrl.optional(), api_key: apiKey.optional() })
+  .object({
+    name: name.optional(),
+    api_url: apiUrl.optional(),
+    api_key: apiKey.optional(),
+    tls_fingerprint: tlsFingerprint.nullable().optional(),
+  })
   .strict()
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, api_url, api_key');
-const testBody = z.union([
-  z.object({ server_id: z.number().int().positive() }).strict(),
-  z.object({ api_url: apiUrl, api_key: apiKey }).strict(),
-]);
+  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, api_url, api_key, tls_fingerprint');
+// Either a saved server or an address to try; chosen by `server_id`, so errors name the right field.
+const testSaved = z.object({ server_id: z.number().int().positive() }).strict();
+const testAddress = z
+  .object({ api_url: apiUrl, api_key: apiKey, tls_fingerprint: tlsFingerprint.nullable().optional() })
+  .strict();
 
 function serverId(request: FastifyRequest<{ Params: { id: string } }>): number {
   const id = parseId(request.params.id);
@@ -74,7 +92,11 @@ export default async function serverRoutes(app: FastifyInstance) {
   });
 
   app.post('/api/servers/test', { preHandler: requireSession }, async (request) => {
-    const body = parseInput(testBody, request.body, 'body');
+    const raw = request.body;
+    const body =
+      raw && typeof raw === 'object' && 'server_id' in raw
+        ? parseInput(testSaved, raw, 'body')
+        : parseInput(testAddress, raw, 'body');
     return { data: await app.services.servers.test(request.account!.id, body) };
   });
 

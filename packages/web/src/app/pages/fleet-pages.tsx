@@ -33,7 +33,7 @@ export function AddServerPage() {
       <ol className="steps">
         <li>
           Install and start the agent on the server, then run <code>palisade-agent key</code>. It prints the agent
-          address and key.
+          address and key, and with <code>metrics.tls = on</code> the certificate fingerprint.
         </li>
         <li>Paste both below and test the connection.</li>
       </ol>

@@ -2,7 +2,9 @@ import { request } from '../../../lib/api';
 import { useMutation } from '../../../lib/query';
 import type { ConnectionCheck } from '../../../lib/wire';
 
-export type TestConnectionInput = { api_url: string; api_key: string } | { server_id: number };
+export type TestConnectionInput =
+  | { api_url: string; api_key: string; tls_fingerprint?: string }
+  | { server_id: number };
 
 export const testConnection = (input: TestConnectionInput) =>
   request<ConnectionCheck>('POST', '/api/servers/test', { body: input });
@@ -18,6 +20,18 @@ export function explainCheck(check: ConnectionCheck): { ok: boolean; title: stri
       detail: `Agent ${check.agent_version ?? ''} answered in ${check.latency_ms ?? '?'} ms.`.replace('  ', ' '),
     };
   const error = check.error ?? '';
+  if (error.startsWith('tls_fingerprint: the agent presented'))
+    return {
+      ok: false,
+      title: 'Certificate mismatch',
+      detail: `${error.replace(/^tls_fingerprint:\s*/, '')}. If the agent made a new certificate, run \`palisade-agent info\` on the server and enter the fingerprint it shows; otherwise this is not your agent.`,
+    };
+  if (error.startsWith('tls_fingerprint:'))
+    return {
+      ok: false,
+      title: 'Certificate not trusted',
+      detail: `${error.replace(/^tls_fingerprint:\s*/, '')}. Enter the TLS fingerprint the agent printed.`,
+    };
   if (!check.reachable && error.startsWith('forbidden address'))
     return {
       ok: false,

@@ -4,7 +4,7 @@ import { SelectField, TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
 import type { DashboardServer } from '../../../lib/wire';
-import { type AddServerValues, checkAddServer, useAddServer } from '../api/add-server';
+import { type AddServerValues, checkAddServer, isHttpsAddress, pinOf, useAddServer } from '../api/add-server';
 import { explainCheck, useTestConnection } from '../api/test-connection';
 
 export interface ProductChoice {
@@ -28,13 +28,15 @@ export function AddServerForm({
     name: '',
     api_url: '',
     api_key: '',
+    tls_fingerprint: '',
   });
   const [errors, setErrors] = useState<Errors<keyof AddServerValues>>({});
   const [testedFor, setTestedFor] = useState<string | null>(null);
   const test = useTestConnection();
   const add = useAddServer(onAdded);
 
-  const signature = `${values.api_url.trim()}\n${values.api_key.trim()}`;
+  const https = isHttpsAddress(values.api_url);
+  const signature = `${values.api_url.trim()}\n${values.api_key.trim()}\n${https ? values.tls_fingerprint.trim() : ''}`;
   const result = test.data && testedFor === signature ? explainCheck(test.data) : null;
 
   const set = (key: keyof AddServerValues) => (e: { target: { value: string } }) =>
@@ -43,16 +45,20 @@ export function AddServerForm({
   const runTest = async () => {
     const checked = checkAddServer(values);
     const problems = checked.ok ? {} : checked.errors;
-    const connectionErrors = { api_url: problems.api_url, api_key: problems.api_key };
+    const connectionErrors = {
+      api_url: problems.api_url,
+      api_key: problems.api_key,
+      tls_fingerprint: https ? problems.tls_fingerprint : undefined,
+    };
     setErrors(connectionErrors);
-    if (connectionErrors.api_url || connectionErrors.api_key) return;
+    if (connectionErrors.api_url || connectionErrors.api_key || connectionErrors.tls_fingerprint) return;
     setTestedFor(signature);
-    await test.run({ api_url: values.api_url.trim(), api_key: values.api_key.trim() });
+    await test.run({ api_url: values.api_url.trim(), api_key: values.api_key.trim(), ...pinOf(values) });
   };
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const checked = checkAddServer(values);
+    const checked = checkAddServer(https ? values : { ...values, tls_fingerprint: '' });
     if (!checked.ok) return setErrors(checked.errors);
     setErrors({});
     if (!result?.ok) {
@@ -92,6 +98,18 @@ export function AddServerForm({
         hint="Kept encrypted by the console; never shown again."
         autoComplete="off"
       />
+      {https ? (
+        <TextField
+          label="TLS fingerprint"
+          value={values.tls_fingerprint}
+          error={errors.tls_fingerprint}
+          onChange={set('tls_fingerprint')}
+          placeholder="AB:CD:…"
+          hint="The SHA-256 fingerprint the agent prints with metrics.tls = on (also in `palisade-agent info`). The console accepts only that certificate. Leave empty only if the agent's certificate is signed by a public CA."
+          autoComplete="off"
+          spellCheck={false}
+        />
+      ) : null}
       <div className="actions">
         <Button onClick={() => void runTest()} busy={test.pending}>
           {test.pending ? 'Testing…' : 'Test connection'}
