@@ -134,7 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);
 
-  registerRequestGuards(app, config.publicUrl);
+  registerRequestGuards(app, config);
 
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof AppError) {

@@ -110,6 +110,19 @@ export async function startConsole(config: ConsoleConfig, print: (line: string) 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
+  if (config.allowPrivateTargets) {
+    print(
+      'Private agent targets are allowed (PALISADE_ALLOW_PRIVATE_TARGETS=1, as `npm start` sets): the console ' +
+        'may connect to loopback and private addresses. Unset it on a console that faces the internet.',
+    );
+  }
+  if (!config.publicUrl) {
+    print(
+      'PALISADE_PUBLIC_URL is not set: the console answers only to localhost and IP addresses; set it to ' +
+        'the https:// address people and agents use to serve that name.',
+    );
+  }
+  // Last: the listening line tells scripts and tests that start-up is done.
   print(`Palisade console listening on ${url}`);
   const jobs = startHousekeeping(app);
   return {

@@ -206,7 +206,7 @@ for (const dialect of dialects()) {
         headers: {
           cookie: user.cookie,
           'content-type': 'application/json',
-          host: 'console.test',
+          host: 'localhost:8080',
           origin: 'https://evil.example',
         },
       });
@@ -222,8 +222,8 @@ for (const dialect of dialects()) {
         headers: {
           cookie: user.cookie,
           'content-type': 'application/json',
-          host: 'console.test',
-          origin: 'http://console.test',
+          host: 'localhost:8080',
+          origin: 'http://localhost:8080',
           'sec-fetch-site': 'same-origin',
         },
       });

@@ -169,6 +169,9 @@ describe('the dashboard', () => {
       assert.equal(res.status, 200, 'packages/web/dist is found (run `npm run build` first)');
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
       assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+      // Run directly, private targets stay off, and the start-up output does not claim otherwise.
+      assert.doesNotMatch(running.output(), /Private agent targets are allowed/);
+      assert.match(running.output(), /PALISADE_PUBLIC_URL is not set/);
       const html = await res.text();
       const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
       assert.ok(asset, 'index.html names its script');
@@ -195,6 +198,7 @@ describe('the notification outbox across a crash', () => {
     await new Promise((resolve) => probe.close(resolve));
 
     const first = await startConsoleProcess(env);
+    assert.match(first.output(), /Private agent targets are allowed .*Unset it on a console that faces the internet/);
     const send = (base: string, path: string, body: unknown, cookie?: string) =>
       fetch(`${base}${path}`, {
         method: path === '/api/account/webhook' ? 'PUT' : 'POST',

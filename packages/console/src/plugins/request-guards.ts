@@ -1,18 +1,56 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden } from '../errors.js';
+import type { ConsoleConfig } from '../config.js';
+import { AppError, forbidden } from '../errors.js';
 import { hasSignedHeaders } from '../services/signing.service.js';
 import { signedRequest } from './auth.js';
+import { hostPolicy } from './host-guard.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * The path the router matched: the route's pattern (`/api/servers/:id/control`), or for a request
+ * no route matched, the decoded path. Guards read this, never the raw URL, so `/%61pi/…` (which the
+ * router decodes to `/api/…`) meets the same guards as `/api/…`.
+ */
+export function matchedPath(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route;
+  const raw = request.url.split('?')[0]!;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+const isApi = (path: string) => path === '/api' || path.startsWith('/api/');
+
 /** Browser-borne requests: cookie-authenticated (or cookie-setting) writes only from our own origin. */
 function isBrowserWrite(request: FastifyRequest): boolean {
-  if (!UNSAFE.has(request.method) || !request.url.startsWith('/api/')) return false;
-  if (request.url.startsWith('/api/v1/') || request.url.startsWith('/api/agent/')) return false;
+  const path = matchedPath(request);
+  if (!UNSAFE.has(request.method) || !isApi(path)) return false;
+  if (path.startsWith('/api/v1/') || path.startsWith('/api/agent/')) return false;
   return request.headers.authorization === undefined && request.headers['x-svc-key'] === undefined;
 }
 
+/** What an `/api` answer always carries: private, fresh, never sniffed or rendered as a page. */
+const API_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
+
+/** One registered route, as the router knows it. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, for checks that must cover all of them (tests, the route inventory). */
+    routeList: RouteEntry[];
+  }
   interface FastifyRequest {
     /** The exact body bytes received, for SVC1 verification. */
     rawBody: Buffer | undefined;
@@ -23,7 +61,20 @@ declare module 'fastify' {
   }
 }
 
-export function registerRequestGuards(app: FastifyInstance, publicUrl: string | null) {
+export function registerRequestGuards(app: FastifyInstance, config: Pick<ConsoleConfig, 'publicUrl' | 'host'>) {
+  const { publicUrl } = config;
+  const hosts = hostPolicy(config);
+  app.decorate('routeList', [] as RouteEntry[]);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) app.routeList.push({ method, url: route.url });
+  });
+  // First of all: a name the operator did not choose (a DNS-rebinding page) is not served at all.
+  app.addHook('onRequest', async (request) => {
+    if (!hosts.allows(request.hostname)) {
+      throw new AppError(421, `host: this console answers to ${hosts.expected}`);
+    }
+  });
+
   // Only JSON bodies are accepted: text/plain and form posts (which a cross-site form can send) answer 415.
   app.removeContentTypeParser('text/plain');
 
@@ -47,12 +98,14 @@ export function registerRequestGuards(app: FastifyInstance, publicUrl: string | 
     if (request.headers['sec-fetch-site'] === 'cross-site') throw forbidden('cross-site request refused');
     const origin = request.headers.origin;
     if (origin === undefined) return;
-    const expected = publicUrl ?? `${request.protocol}://${request.headers.host ?? ''}`;
+    // The host was checked above, so the origin built from it is one the operator chose.
+    const expected = publicUrl ?? `${request.protocol}://${request.host}`;
     if (origin !== expected) throw forbidden('cross-site request refused');
   });
 
-  // Every API answer is private and fresh; the v1 spec asks for no-store on every response, errors included.
+  // Every API answer is private and fresh (docs/console.md, "The v1 API": no-store on every answer,
+  // errors included), and is data, never a page: nosniff and a CSP that allows nothing.
   app.addHook('onSend', async (request, reply) => {
-    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    if (isApi(matchedPath(request))) reply.headers(API_HEADERS);
   });
 }
