@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The agent's footprint next to Prometheus node_exporter, measured in the same run on this host:
 // resident memory, idle CPU over a quiet window, and the median latency of a metrics request.
-// Bars (DESIGN.md §5): RSS ≤ 60 MB, idle CPU ≤ 0.5% of a core, /metrics median ≤ 2 ms.
+// Bars (docs/performance.md): RSS ≤ 60 MB, idle CPU ≤ 0.5% of a core, /metrics median ≤ 2 ms.
 // Usage: node bench/agent-footprint.mjs [--idle-s 45] [--requests 300]
 // Needs the built agent (npm run build); node_exporter comes from Debian's prometheus-node-exporter.
 import { spawn, spawnSync } from 'node:child_process';

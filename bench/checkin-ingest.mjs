@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Check-in ingest: sustained check-ins per second from 10,000 simulated agents on one console
 // process (SQLite by default). Reference in the same run: a bare node:http server that parses the
-// same JSON body and answers a constant one. Bar (DESIGN.md §5): ≥ 2,000 check-ins per second.
+// same JSON body and answers a constant one. Bar (docs/performance.md): ≥ 2,000 check-ins per second.
 // Usage: node bench/checkin-ingest.mjs [--agents N] [--requests N] [--concurrency C] [--postgres URL]
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';

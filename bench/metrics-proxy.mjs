@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Metrics proxy: the latency the console adds over calling the agent's /metrics directly, first
 // with nothing else going on, then while N open server pages poll through the console every 2 s.
-// Bar (DESIGN.md §5): ≤ 2 ms added at the median. Usage: node bench/metrics-proxy.mjs [--requests N] [--pages P]
+// Bar (docs/performance.md): ≤ 2 ms added at the median. Usage: node bench/metrics-proxy.mjs [--requests N] [--pages P]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Protection engine figures (DESIGN.md §5): detection latency of a connection flood and of a
+// Protection engine figures (docs/performance.md): detection latency of a connection flood and of a
 // matching log line (bar: 3 s), and the time to load 100,000 blacklist entries into nftables
 // (bar: 5 s), measured in a network namespace of its own when run as root with nft.
 // Usage: node bench/protection.mjs [--entries 100000]   (needs npm run build)

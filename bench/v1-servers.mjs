@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // v1 GET /api/v1/servers (50 servers in the account) against a bare node:http server answering a
-// constant JSON body, side by side on this machine. Bar (DESIGN.md §5): console ≥ 40% of the bare rps.
+// constant JSON body, side by side on this machine. Bar (docs/performance.md): console ≥ 40% of the bare rps.
 // Usage: node bench/v1-servers.mjs [--requests N] [--concurrency C] [--postgres URL] [--processes P]
 // With --processes P, P console processes share the database and the requests are spread over them.
 import { mkdtempSync, rmSync } from 'node:fs';

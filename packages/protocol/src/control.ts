@@ -1,6 +1,6 @@
 /**
- * The agent's 20 control paths: the only values the console's control proxy forwards (spec, proxy
- * rule 2), the agent's control routes, and the SDK's control calls. No dependencies, so the agent
+ * The agent's 20 control paths: the only values the console's control proxy forwards (docs/fleet.md,
+ * "Proxies"), the agent's control routes, and the SDK's control calls. No dependencies, so the agent
  * and the SDK can import it without loading zod.
  */
 export const CONTROL_PATHS = [

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** SVC1 request signing (spec: "Console request signing, scheme SVC1"). No dependency beyond node:crypto. */
+/** SVC1 request signing (docs/signing.md). No dependency beyond node:crypto. */
 export const SVC1_VERSION = '1';
 export const SVC1_WINDOW_S = 300;
 export const SVC1_HEADERS = {
@@ -67,7 +67,7 @@ export interface VerifyInput {
 /**
  * True when `signature` is the SVC1 signature of this request, compared in constant time. For an
  * empty body an empty fourth line is accepted too. Checking headers, the clock window and replays
- * is the caller's part (the console does it in the order of DESIGN.md §3).
+ * is the caller's part (the console does it in the order docs/signing.md, "Failures", gives).
  */
 export function verifySignature(input: VerifyInput): boolean {
   const empty = input.body === undefined || input.body.length === 0;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The v1 resources, word for word from the spec; the console validates its answers' shape with them in tests. */
+/** The v1 resources, as docs/api.md and the OpenAPI document publish them; the console validates its answers' shape with them in tests. */
 export const accountSchema = z.object({
   id: z.number().int(),
   name: z.string(),

@@ -124,7 +124,7 @@ export function createSigningService({
     },
 
     /**
-     * SVC1 verification in the order DESIGN.md §3 gives: missing → bad_version → stale/future →
+     * SVC1 verification in the order docs/signing.md ("Failures") gives: missing → bad_version → stale/future →
      * bad_signature → replay (the nonce is recorded only after the signature verified). The key is
      * looked up first so that every failure with a known key reaches that account's event stream.
      */
