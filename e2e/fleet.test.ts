@@ -134,6 +134,27 @@ describe('fleet end to end: a real console and a real agent', () => {
     assert.equal(refused.body.error, 'unknown control path');
   });
 
+  test('DELETE through the control proxy forwards its JSON body; an agent error passes through as its JSON', async () => {
+    const path = `/api/servers/${serverId}/control?path=whitelist`;
+    assert.equal((await call('POST', path, { cookie, body: { ip: '192.0.2.77' } })).status, 200);
+    const listed = async () => JSON.stringify((await call('GET', path, { cookie })).body);
+    assert.match(await listed(), /192\.0\.2\.77/);
+    const removed = await call('DELETE', path, { cookie, body: { ip: '192.0.2.77' } });
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    assert.doesNotMatch(await listed(), /192\.0\.2\.77/);
+    // The agent's own refusal comes back with its status and its message, not an empty body.
+    const direct = await fetch(`${agent.url}/whitelist`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${agent.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ip: '010.0.0.1' }),
+    });
+    const refused = await call('DELETE', path, { cookie, body: { ip: '010.0.0.1' } });
+    assert.equal(refused.status, direct.status);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body, await direct.json());
+    assert.match(refused.body.error, /ip/);
+  });
+
   test('another account sees 404 for all of it', async () => {
     for (const path of [
       `/api/servers/${serverId}`,

@@ -137,6 +137,11 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     const detail = JSON.parse(json.stdout);
     assert.equal(detail.id, serverId);
     assert.equal(typeof detail.score_components.cpu, 'number');
+    // For people: every fact readable, disks with mount, filesystem and size (a check-in has arrived).
+    const shown = await palisade(['servers', 'show', String(serverId)], env);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.doesNotMatch(shown.stdout, /\[object Object\]/);
+    assert.match(shown.stdout, /disks=\/ \S+ [\d.]+ [MGT]B/);
     const runs = await palisade(['benchmarks', 'list', String(serverId), '--json'], env);
     assert.deepEqual(JSON.parse(runs.stdout), []);
     const health = await palisade(['agent', 'health', '--json'], env);

@@ -82,6 +82,25 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
   return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
 }
 
+/** Megabytes as people read them: 512 MB, 49.9 GB, 1.8 TB. */
+function size(mb: number): string {
+  if (mb >= 1024 * 1024) return `${(mb / 1024 / 1024).toFixed(1)} TB`;
+  if (mb >= 1024) return `${(mb / 1024).toFixed(1)} GB`;
+  return `${Math.round(mb)} MB`;
+}
+
+/** One fact for people: disks as `mount fs size`, other lists and objects as compact JSON, never `[object Object]`. */
+function factText(key: string, value: unknown): string {
+  if (key === 'disks' && Array.isArray(value)) {
+    return value
+      .map((d: { mount?: unknown; fs?: unknown; total_mb?: unknown }) =>
+        [d.mount, d.fs, typeof d.total_mb === 'number' ? size(d.total_mb) : null].filter((p) => p != null).join(' '),
+      )
+      .join(', ');
+  }
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
 const ago = (ms: number) => (ms === 0 ? 'never' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
 
 function positiveId(value: string | undefined, what: string): number {
@@ -208,7 +227,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
               .join(', ')}`,
             ...x.score_notes.map((n) => `  - ${n}`),
             `facts: ${Object.entries(x.facts)
-              .map(([k, v]) => `${k}=${String(v)}`)
+              .map(([k, v]) => `${k}=${factText(k, v)}`)
               .join(' ')}`,
           ].join('\n'),
         );

@@ -161,7 +161,12 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
           url,
           {
             method: req.method,
-            headers: req.headers,
+            // A body always goes with its length: Node frames a DELETE body with neither a length nor
+            // chunking, and the receiver reads it as the start of another request.
+            headers:
+              req.body === undefined
+                ? req.headers
+                : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
             agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
             ...(pin ? { palisadePin: pin } : {}),
           } as PinnedOptions,

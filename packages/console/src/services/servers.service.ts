@@ -3,7 +3,7 @@ import type { ConsoleConfig } from '../config.js';
 import type { Database, ServerRow } from '../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { parseJson } from '../json.js';
-import { OutboundError } from '../outbound/guarded-client.js';
+import { OutboundError, type OutboundResponse } from '../outbound/guarded-client.js';
 import { listRuns } from '../repositories/benchmarks.repository.js';
 import { findProduct } from '../repositories/products.repository.js';
 import { samplesBetween } from '../repositories/samples.repository.js';
@@ -27,6 +27,7 @@ export const HISTORY_RANGES = {
 } as const;
 export type HistoryRange = keyof typeof HISTORY_RANGES;
 const HISTORY_POINTS = 360;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface NewServer {
   product_id: number;
@@ -62,6 +63,9 @@ export function dashboardServer(row: ServerRow, now: number) {
   };
 }
 
+/** How errors name an agent: by the server's name, never by its address. */
+const agentOf = (row: ServerRow) => `the agent of server "${row.name}"`;
+
 export function createServersService({ db, clock, agents, secrets }: ServersDeps) {
   const requireServer = (accountId: number, id: number) => requireOwnServer(db, accountId, id);
 
@@ -88,9 +92,26 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
     } catch (err) {
       if (err instanceof OutboundError) {
         if (err.kind === 'tls') throw new AppError(502, explainTlsFailure(err));
+        if (err.kind === 'too_large') throw new AppError(502, `${agentOf(row)} answered too much: ${err.message}`);
         throw new AppError(502, err.kind === 'refused' ? `agent address refused: ${err.message}` : 'agent unreachable');
       }
       throw err;
+    }
+  }
+
+  /**
+   * An agent's answer is passed on only as JSON the console parsed and wrote again: an agent that
+   * answers a page (text/html with a script) must not get it served from the console's origin.
+   */
+  function jsonFromAgent(row: ServerRow, res: OutboundResponse): Buffer {
+    const type = String(res.headers['content-type'] ?? '');
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      throw new AppError(502, `${agentOf(row)} answered ${type.split(';')[0] || 'without a content type'}, not JSON`);
+    }
+    try {
+      return Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8'))));
+    } catch {
+      throw new AppError(502, `${agentOf(row)} answered invalid JSON`);
     }
   }
 
@@ -218,12 +239,16 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
     },
 
     async metrics(accountId: number, id: number): Promise<ProxiedAnswer> {
-      const res = await proxy(await requireServer(accountId, id), 'GET', '/metrics');
+      const row = await requireServer(accountId, id);
+      const res = await proxy(row, 'GET', '/metrics');
       if (res.status !== 200) throw new AppError(502, explainAgentStatus(res.status));
-      return { status: 200, contentType: 'application/json; charset=utf-8', body: res.body };
+      return { status: 200, contentType: JSON_TYPE, body: jsonFromAgent(row, res) };
     },
 
-    /** Forwards method, body and the other query parameters to the agent; its status and body come back unchanged. */
+    /**
+     * Forwards method, body and the other query parameters to the agent; its status and its JSON come
+     * back (an agent's 4xx with its error message included).
+     */
     async control(
       accountId: number,
       id: number,
@@ -232,13 +257,9 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
       body: Buffer | undefined,
       query: string,
     ): Promise<ProxiedAnswer> {
-      const res = await proxy(await requireServer(accountId, id), method, `/${path}`, body, query);
-      const type = res.headers['content-type'];
-      return {
-        status: res.status,
-        contentType: typeof type === 'string' ? type : 'application/json; charset=utf-8',
-        body: res.body,
-      };
+      const row = await requireServer(accountId, id);
+      const res = await proxy(row, method, `/${path}`, body, query);
+      return { status: res.status, contentType: JSON_TYPE, body: jsonFromAgent(row, res) };
     },
 
     async section(accountId: number, id: number, name: string, range: HistoryRange) {
@@ -264,14 +285,14 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
           return { runs: (await listRuns(db, row.id)).map(runView) };
         case 'attacks': {
           try {
-            const res = await agents.call(targetOf(row), 'GET', '/attacks');
+            const res = await proxy(row, 'GET', '/attacks');
             if (res.status !== 200) return { available: false, error: explainAgentStatus(res.status) };
-            return { available: true, ...(JSON.parse(res.body.toString('utf8')) as object) };
+            const answer = JSON.parse(jsonFromAgent(row, res).toString('utf8')) as unknown;
+            if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
+              return { available: false, error: `${agentOf(row)} answered something other than an attack list` };
+            return { ...answer, available: true };
           } catch (err) {
-            if (err instanceof OutboundError && err.kind === 'tls')
-              return { available: false, error: explainTlsFailure(err) };
-            if (err instanceof OutboundError || err instanceof SyntaxError)
-              return { available: false, error: 'agent unreachable' };
+            if (err instanceof AppError) return { available: false, error: err.message };
             throw err;
           }
         }

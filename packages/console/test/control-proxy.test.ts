@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { dialects, insertTestServer, registerUser, type TestApp, type TestUser, testApp } from './support.js';
+
+/** What the stand-in agent answers next: a real HTTP server on loopback playing a hostile agent. */
+let answer: { status: number; type: string | null; body: string | Buffer } = { status: 200, type: null, body: '' };
+
+const fakeAgent = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const headers: Record<string, string> = {};
+    if (answer.type) headers['content-type'] = answer.type;
+    res.writeHead(answer.status, headers).end(answer.body);
+  });
+});
+
+for (const dialect of dialects()) {
+  describe(`the console passes on only what an agent should answer (${dialect})`, () => {
+    let t: TestApp;
+    let user: TestUser;
+    let serverId = 0;
+    before(async () => {
+      if (!fakeAgent.listening) await new Promise<void>((resolve) => fakeAgent.listen(0, '127.0.0.1', resolve));
+      t = await testApp(dialect, { PALISADE_ALLOW_PRIVATE_TARGETS: '1' });
+      user = await registerUser(t.app);
+      const server = await insertTestServer(t.app, user, { name: 'edge-7' });
+      serverId = server.id;
+      await t.db
+        .updateTable('servers')
+        .set({
+          api_url: `http://127.0.0.1:${(fakeAgent.address() as AddressInfo).port}`,
+          api_key_enc: t.app.secrets.seal(`agk_${'k'.repeat(40)}`),
+        })
+        .where('id', '=', server.id)
+        .execute();
+    });
+    after(async () => {
+      await t.close();
+      if (dialect === dialects().at(-1)) fakeAgent.close();
+    });
+
+    const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { cookie: user.cookie } });
+
+    test('a control answer that is not JSON is a 502 naming the server, never served from the console', async () => {
+      answer = { status: 200, type: 'text/html', body: '<script>alert(document.cookie)</script>' };
+      for (const url of [`/api/servers/${serverId}/control?path=whitelist`, `/api/servers/${serverId}/metrics`]) {
+        const res = await get(url);
+        assert.equal(res.statusCode, 502, url);
+        assert.match(String(res.headers['content-type']), /^application\/json/);
+        assert.equal(res.json().error, 'the agent of server "edge-7" answered text/html, not JSON');
+        assert.doesNotMatch(res.body, /<script>/);
+      }
+      answer = { status: 200, type: 'application/json', body: '{"entries": [1, 2' };
+      assert.equal(
+        (await get(`/api/servers/${serverId}/control?path=whitelist`)).json().error,
+        'the agent of server "edge-7" answered invalid JSON',
+      );
+      answer = { status: 200, type: 'application/json; charset=utf-8', body: '{ "entries" : [ ] }' };
+      const ok = await get(`/api/servers/${serverId}/control?path=whitelist`);
+      assert.equal(ok.statusCode, 200);
+      assert.equal(ok.body, '{"entries":[]}', 'parsed and written again by the console');
+      answer = { status: 400, type: 'application/json', body: '{"error":"ip: expected an address"}' };
+      const refused = await get(`/api/servers/${serverId}/control?path=whitelist`);
+      assert.equal(refused.statusCode, 400);
+      assert.deepEqual(refused.json(), { error: 'ip: expected an address' });
+    });
+
+    test('an answer over the size limit is reported as too large, not as unreachable', async () => {
+      answer = { status: 200, type: 'application/json', body: Buffer.alloc(5 * 1024 * 1024, 0x20) };
+      const res = await get(`/api/servers/${serverId}/control?path=whitelist`);
+      assert.equal(res.statusCode, 502);
+      assert.equal(
+        res.json().error,
+        'the agent of server "edge-7" answered too much: the answer was larger than 4194304 bytes',
+      );
+      const section = await get(`/api/servers/${serverId}/section?name=attacks`);
+      assert.equal(section.json().data.available, false);
+      assert.match(section.json().data.error, /answered too much/);
+    });
+
+    test('the attacks section needs control.read, like the control proxy', async () => {
+      answer = { status: 200, type: 'application/json', body: '{"attacks":[]}' };
+      const allowed = await get(`/api/servers/${serverId}/section?name=attacks`);
+      assert.equal(allowed.statusCode, 200);
+      assert.deepEqual(allowed.json().data, { attacks: [], available: true });
+      await t.app.services.accounts.setPermission(user.email, 'control.read', false);
+      try {
+        const refused = await get(`/api/servers/${serverId}/section?name=attacks`);
+        assert.equal(refused.statusCode, 403);
+        assert.equal(refused.json().error, 'this needs the control.read permission');
+        assert.equal((await get(`/api/servers/${serverId}/section?name=facts`)).statusCode, 200, 'other sections stay');
+      } finally {
+        await t.app.services.accounts.setPermission(user.email, 'control.read', true);
+      }
+    });
+
+    test('history ranges are looked up as own keys only', async () => {
+      for (const range of ['__proto__', 'toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
+        const res = await get(`/api/servers/${serverId}/section?name=history&range=${range}`);
+        assert.equal(res.statusCode, 400, range);
+        assert.deepEqual(res.json(), { error: 'range: expected 1h, 24h, 7d or 30d' });
+      }
+      assert.equal((await get(`/api/servers/${serverId}/section?name=history&range=7d`)).statusCode, 200);
+    });
+  });
+}
