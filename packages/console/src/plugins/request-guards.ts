@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleConfig } from '../config.js';
-import { AppError, forbidden } from '../errors.js';
+import { AppError, badRequest, forbidden } from '../errors.js';
 import { hasSignedHeaders } from '../services/signing.service.js';
+import { forbiddenJsonKey } from '../validation.js';
 import { signedRequest } from './auth.js';
 import { hostPolicy } from './host-guard.js';
 
@@ -84,7 +85,17 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Console
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     request.rawBody = body as Buffer;
-    parseJson(request, (body as Buffer).toString('utf8'), done);
+    const text = (body as Buffer).toString('utf8');
+    parseJson(request, text, (err, parsed) => {
+      if (!err) return done(null, parsed);
+      // The parser refuses prototype keys with its generic "not valid JSON"; say which key it was instead.
+      const key = forbiddenJsonKey(text);
+      if (key) return done(badRequest(`body: the key ${key} is not allowed`), undefined);
+      if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+        return done(badRequest('body: not valid JSON'), undefined);
+      }
+      done(err, undefined);
+    });
   });
 
   // Signed headers on a route that does not accept signed requests are refused, not ignored.

@@ -4,7 +4,10 @@ import { requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parseInput } from '../../validation.js';
 
 const addProductBody = z.object({
-  catalog_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
+  catalog_id: z
+    .number('expected a positive integer')
+    .int('expected a positive integer')
+    .positive('expected a positive integer'),
 });
 
 export default async function catalogRoutes(app: FastifyInstance) {
