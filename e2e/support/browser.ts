@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SECURITY_HEADERS } from '@palisade/console/web-headers';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium; `.ci/run` installs the `chromium` package. */
@@ -57,12 +58,8 @@ function isHandledApiAnswer(text: string, url: string | undefined): boolean {
   return url !== undefined && new URL(url).pathname.startsWith('/api/');
 }
 
-/** The console's own headers for dashboard files (packages/console/src/routes/web). */
-const DASHBOARD_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy':
-    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-};
+/** The console's own headers for dashboard files (packages/console/src/routes/web), CSP included. */
+const DASHBOARD_HEADERS = SECURITY_HEADERS;
 const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 
 /** True when the console answers the dashboard itself (not its 503 "not built"). */

@@ -168,7 +168,7 @@ describe('the dashboard', () => {
       const res = await fetch(`${running.url}/dashboard/settings/api`);
       assert.equal(res.status, 200, 'packages/web/dist is found (run `npm run build` first)');
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
-      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'; script-src 'self'/);
       // Run directly, private targets stay off, and the start-up output does not claim otherwise.
       assert.doesNotMatch(running.output(), /Private agent targets are allowed/);
       assert.match(running.output(), /PALISADE_PUBLIC_URL is not set/);

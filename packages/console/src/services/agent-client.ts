@@ -106,7 +106,7 @@ export function createAgentClient(outbound: GuardedClient, timeoutMs: number, cl
           err.kind === 'tls'
             ? explainTlsFailure(err)
             : err.kind === 'refused'
-              ? `forbidden address: ${err.message}`
+              ? err.message.replace(/^(forbidden address: )?/, 'forbidden address: ')
               : `agent unreachable: ${err.message}`;
         return { reachable: false, status: null, latency_ms: null, error };
       }
