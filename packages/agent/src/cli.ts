@@ -120,7 +120,7 @@ withConfig(
   .option('--json', 'print {report, scores} as JSON')
   .action(async (o: CommonOptions & { quick?: boolean; json?: boolean }) => {
     // Loaded on demand, so the daemon's process never carries the suite.
-    const { benchCommand } = await import('./bench/command.js');
+    const { benchCommand } = await import('./cli/bench.js');
     const progress = (line: string) => process.stderr.write(`${line}\n`);
     await benchCommand({ deps: realDeps(), print, progress }, o.stateDir, configChoice(o), {
       quick: o.quick === true,

@@ -6,7 +6,6 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { benchmarkReport, generateToken, scoreBenchmark } from '@palisade/protocol';
-import { describeRun } from '../src/bench/command.js';
 import { ConsoleRefused, type RunLink } from '../src/bench/console-link.js';
 import type { CpuRunner } from '../src/bench/cpu.js';
 import { benchmarkJobHandler } from '../src/bench/job.js';
@@ -19,6 +18,7 @@ import {
 } from '../src/bench/run.js';
 import { type BenchSection, runSections, runSuite } from '../src/bench/suite.js';
 import type { BenchmarkReport } from '../src/bench/types.js';
+import { describeRun } from '../src/cli/bench.js';
 import { defaultConfig, parseConfig } from '../src/config/config.js';
 import { type AgentDeps, realHost } from '../src/deps.js';
 import type { Log } from '../src/log.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateToken } from '@palisade/protocol';
 import { BACKOFF_CAP_S, createCheckin, nextDelayS, parseAnswer } from '../src/checkin/checkin.js';
-import { OutboundError, type PostJson } from '../src/http/outbound.js';
 import { createJobRunner } from '../src/jobs/job-runner.js';
+import { OutboundError, type PostJson } from '../src/lib/outbound.js';
 
 function harness(answers: (() => { status: number; body: string })[]) {
   const calls: { url: string; body: Record<string, unknown>; headers: Record<string, string> }[] = [];

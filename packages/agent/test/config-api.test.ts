@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { controlRequest } from '../src/http/control-socket.js';
+import { controlRequest } from '../src/api/control-socket.js';
 import { type AgentProcess, eventually, request, signatureValid, startAgent, startReceiver } from './agent-process.js';
 
 describe('POST /config', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, defaultConfig, parseConfig, parseListen } from '../src/config/config.js';
-import { isInside, parseClientAddress, parseNetworkList } from '../src/http/ip-ranges.js';
+import { isInside, parseClientAddress, parseNetworkList } from '../src/lib/ip-ranges.js';
 
 test('an empty file gives the defaults', () => {
   assert.deepEqual(parseConfig('# nothing\n\n', 'a.conf'), defaultConfig());

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { controlRequest } from '../src/http/control-socket.js';
+import { controlRequest } from '../src/api/control-socket.js';
 import {
   type AgentProcess,
   closedPort,

@@ -4,14 +4,14 @@ import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { editConfigText } from '../src/protection/config-file.js';
+import { editConfigText } from '../src/config/protection-file.js';
+import { contains, NetworkSet, parseNetwork, sharedPrefix } from '../src/lib/net.js';
 import { parseFeed } from '../src/protection/feeds.js';
 import { FileTail } from '../src/protection/file-tail.js';
 import { chainRules, disjoint, elementOf, tableScript } from '../src/protection/firewall.js';
 import { parseCountry } from '../src/protection/geo.js';
 import { IpList, importItems } from '../src/protection/lists.js';
 import { HitCounter, parsePatternInput } from '../src/protection/log-patterns.js';
-import { contains, NetworkSet, parseNetwork, sharedPrefix } from '../src/protection/net.js';
 import { countSockets, decodeAddress } from '../src/protection/sockets.js';
 import { Baseline, hourOfWeek, parseNetDev, robustStats } from '../src/protection/traffic.js';
 

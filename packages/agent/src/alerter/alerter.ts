@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentDeps } from '../deps.js';
-import { OutboundError, type PostJson } from '../http/outbound.js';
+import { OutboundError, type PostJson } from '../lib/outbound.js';
 import { signatureHeader } from './signature.js';
 
 export interface AttackDetails {

@@ -1,5 +1,5 @@
-import { OutboundError, type PostJson } from '../http/outbound.js';
 import type { JobRunner } from '../jobs/job-runner.js';
+import { OutboundError, type PostJson } from '../lib/outbound.js';
 import type { Enrolment } from '../state/enrolment.js';
 
 export interface CheckinSettings {

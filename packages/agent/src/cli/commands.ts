@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { AlerterState } from '../alerter/alerter.js';
 import { signatureHeader } from '../alerter/signature.js';
+import { controlRequest } from '../api/control-socket.js';
 import { type AgentConfig, loadConfigFile } from '../config/config.js';
 import type { DaemonStatus } from '../daemon.js';
 import { listenUrl } from '../daemon.js';
 import type { AgentDeps } from '../deps.js';
-import { controlRequest } from '../http/control-socket.js';
-import { OutboundError, postJson } from '../http/outbound.js';
+import { OutboundError, postJson } from '../lib/outbound.js';
 import { tokenLast4 } from '../lib/tokens.js';
 import { publicAddress, readFacts } from '../measure/facts.js';
 import { Sampler } from '../measure/sampler.js';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { type NetworkRange, parseNetworkList } from '../http/ip-ranges.js';
+import { type NetworkRange, parseNetworkList } from '../lib/ip-ranges.js';
 import { ipaddr, parseIp } from '../lib/ipaddr.js';
-import { defaultProtectionSettings, PROTECTION_SETTERS, type ProtectionSettings } from '../protection/settings.js';
+import { readKvLine } from './kv-lines.js';
+import { defaultProtectionSettings, PROTECTION_SETTERS, type ProtectionSettings } from './protection-settings.js';
 
 /** Where the metrics API listens. */
 export interface ListenAddress {
@@ -198,11 +199,6 @@ export function defaultConfig(): AgentConfig {
 }
 
 /** Strips matching quotes around a value. */
-function unquote(raw: string): string {
-  const m = /^"(.*)"$/.exec(raw) ?? /^'(.*)'$/.exec(raw);
-  return m ? m[1]! : raw;
-}
-
 /**
  * Parses a file of `dotted.key = value` lines (`#` starts a comment line). Every problem is
  * collected, so one run names all of them; any problem throws a ConfigError.
@@ -213,16 +209,14 @@ export function parseConfig(text: string, file: string): AgentConfig {
   const seen = new Map<string, number>();
   text.split(/\r?\n/).forEach((rawLine, index) => {
     const line = index + 1;
-    const trimmed = rawLine.trim();
-    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith(';')) return;
-    const eq = trimmed.indexOf('=');
-    if (eq < 0) {
-      problems.push({ line, message: `expected "key = value", got "${trimmed.slice(0, 60)}"` });
+    const parsed = readKvLine(rawLine);
+    if (parsed.kind === 'skip') return;
+    if (parsed.kind === 'bad') {
+      problems.push({ line, message: `expected "key = value", got "${parsed.text.slice(0, 60)}"` });
       return;
     }
-    const key = trimmed.slice(0, eq).trim();
-    const value = unquote(trimmed.slice(eq + 1).trim());
-    const setter = SETTERS[key];
+    const { key, value } = parsed;
+    const setter = Object.hasOwn(SETTERS, key) ? SETTERS[key] : undefined;
     if (!setter) {
       problems.push({ line, message: `unknown key "${key}"${suggest(key)}` });
       return;

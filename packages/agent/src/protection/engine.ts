@@ -3,7 +3,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cron } from 'croner';
 import type { AlertEvent } from '../alerter/alerter.js';
+import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
+import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from '../lib/net.js';
 import type { Log } from '../log.js';
 import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
 import { type Attack, AttackLog } from './attacks.js';
@@ -34,9 +36,7 @@ import {
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from './net.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
-import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
 import { Baseline, parseNetDev } from './traffic.js';
 

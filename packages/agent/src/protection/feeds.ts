@@ -1,7 +1,7 @@
 // Blocklist feeds: plain IP/CIDR lists with comments (FireHOL netsets, Spamhaus DROP).
 import http from 'node:http';
 import https from 'node:https';
-import { type Network, readNetwork, refuseEverything } from './net.js';
+import { type Network, readNetwork, refuseEverything } from '../lib/net.js';
 
 /**
  * One entry per line; `#` and `;` start comments; anything after the first word is ignored. A line

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { bigIntToAddress, type Network, parseNetwork } from './net.js';
+import { bigIntToAddress, type Network, parseNetwork } from '../lib/net.js';
 
 /** Where a block came from; each origin has its own nft sets and counters. */
 export type Origin = 'manual' | 'attack' | 'feed' | 'geo';

@@ -4,8 +4,8 @@ import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { InputError, parseAddress, parseNetwork } from '../lib/net.js';
 import { type Element, elementOf } from './firewall.js';
-import { InputError, parseAddress, parseNetwork } from './net.js';
 
 // Made on first use: the ICU region data costs memory an agent with geo off should not carry.
 let regionNames: Intl.DisplayNames | null = null;

@@ -1,5 +1,5 @@
+import { InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
 import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
-import { InputError, type Network, NetworkSet, parseNetwork } from './net.js';
 
 export type EntrySource = 'manual' | 'attack' | 'pattern' | 'feed' | 'import';
 const SOURCES: EntrySource[] = ['manual', 'attack', 'pattern', 'feed', 'import'];

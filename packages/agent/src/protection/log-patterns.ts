@@ -2,8 +2,8 @@
 // ones and per-source counting in a window. Tailing the files is in file-tail.ts.
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import { InputError, parseAddress } from '../lib/net.js';
 import { MAX_LINE } from './file-tail.js';
-import { InputError, parseAddress } from './net.js';
 
 export interface BlockPattern {
   name: string;

@@ -1,5 +1,5 @@
 // Per-source connection counts from the kernel's socket tables (/proc/net/tcp and tcp6).
-import { parseAddress } from './net.js';
+import { parseAddress } from '../lib/net.js';
 
 export interface SourceCounts {
   established: number;

@@ -1,5 +1,5 @@
 // Per-interface packet and byte rates from /proc/net/dev, and the learned per-hour-of-week baseline.
-import { InputError } from './net.js';
+import { InputError } from '../lib/net.js';
 
 export interface Counters {
   rxBytes: number;

@@ -1,7 +1,7 @@
-import type { CliContext, ConfigChoice } from '../cli/commands.js';
+import { runSuite } from '../bench/suite.js';
+import { type BenchmarkReport, fmt } from '../bench/types.js';
 import { loadConfigFile } from '../config/config.js';
-import { runSuite } from './suite.js';
-import { type BenchmarkReport, fmt } from './types.js';
+import type { CliContext, ConfigChoice } from './commands.js';
 
 type Scores = Record<'cpu' | 'disk' | 'network' | 'stability' | 'total', number | null>;
 

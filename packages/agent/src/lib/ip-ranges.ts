@@ -1,5 +1,5 @@
 // The metrics whitelist: the same strict parser and network type as the protection lists.
-import { contains, type Network, parseAddress, readNetwork } from '../protection/net.js';
+import { contains, type Network, parseAddress, readNetwork } from './net.js';
 
 /** One whitelist entry. */
 export type NetworkRange = Network;

@@ -1,25 +1,18 @@
 // `POST /config`: changes to the config file, validated like the file itself and written whole.
 import { existsSync, readFileSync } from 'node:fs';
-import { CONFIG_KEYS, ConfigError, parseConfig, SECRET_KEYS } from '../config/config.js';
-import type { ConfigAccess } from '../http/control-routes.js';
-import { isInside, parseClientAddress } from '../http/ip-ranges.js';
+import { isInside, parseClientAddress } from '../lib/ip-ranges.js';
+import { InputError } from '../lib/net.js';
 import { writeFileAtomic } from '../state/state-dir.js';
-import type { ProtectionEngine } from './engine.js';
-import { InputError } from './net.js';
+import { CONFIG_KEYS, ConfigError, parseConfig, SECRET_KEYS } from './config.js';
+import { readKvLine, textLines } from './kv-lines.js';
 
 /** Reads the `key = value` lines of the file as written (comments and unknown lines left out). */
 export function readConfigValues(file: string): Record<string, string> {
   if (!existsSync(file)) return {};
   const out: Record<string, string> = {};
-  for (const raw of readFileSync(file, 'utf8').split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
-    const eq = line.indexOf('=');
-    if (eq < 0) continue;
-    out[line.slice(0, eq).trim()] = line
-      .slice(eq + 1)
-      .trim()
-      .replace(/^"(.*)"$|^'(.*)'$/, '$1$2');
+  for (const raw of textLines(readFileSync(file, 'utf8'))) {
+    const line = readKvLine(raw);
+    if (line.kind === 'pair') out[line.key] = line.value;
   }
   return out;
 }
@@ -43,14 +36,12 @@ const isScalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' 
 
 /** Replaces or appends `key = value` lines (a null value removes the key); comments stay where they are. */
 export function editConfigText(text: string, changes: Record<string, string | null>): string {
-  const lines = text === '' ? [] : text.replace(/\n$/, '').split(/\r?\n/);
   const done = new Set<string>();
   const out: string[] = [];
-  for (const line of lines) {
-    const t = line.trim();
-    const eq = t.indexOf('=');
-    const key = eq > 0 && !t.startsWith('#') && !t.startsWith(';') ? t.slice(0, eq).trim() : null;
-    if (key !== null && key in changes) {
+  for (const line of textLines(text)) {
+    const parsed = readKvLine(line);
+    const key = parsed.kind === 'pair' && parsed.key !== '' ? parsed.key : null;
+    if (key !== null && Object.hasOwn(changes, key)) {
       if (done.has(key)) continue;
       done.add(key);
       const v = changes[key];
@@ -102,10 +93,23 @@ export function applyConfigChanges(
   return { changed: Object.keys(changes) };
 }
 
+/** What the `config` control path offers: the file and protection state, and validated changes. */
+export interface ConfigAccess {
+  read: () => unknown;
+  change: (body: unknown, client: string | undefined) => unknown;
+}
+
+/** The protection state shown beside the file's values (the engine provides it). */
+export interface ProtectionSummary {
+  settingsSummary(): unknown;
+  autofetchState(): unknown;
+  geoMode(): unknown;
+}
+
 /** The `config` control path: what the file says and the protection state, and validated changes followed by a reload. */
 export function configAccess(
   file: string,
-  engine: ProtectionEngine,
+  engine: ProtectionSummary,
   reload: () => { ok: boolean; error: string | null },
 ): ConfigAccess {
   return {

@@ -1,4 +1,4 @@
-import { type IPv6Address, type IpAddress, ipaddr, parseCidr, parseIp } from '../lib/ipaddr.js';
+import { type IPv6Address, type IpAddress, ipaddr, parseCidr, parseIp } from './ipaddr.js';
 
 /** One IP or CIDR, normalized: host bits cleared, IPv4-mapped v6 turned into v4, single hosts without a prefix. */
 export interface Network {

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
+import { isInside, type NetworkRange, parseClientAddress } from '../lib/ip-ranges.js';
 import type { KeyCheck } from '../state/agent-key.js';
 import { type ControlAnswer, type ControlRequest, parseControlBody } from './control-routes.js';
-import { isInside, type NetworkRange, parseClientAddress } from './ip-ranges.js';
 
 /** What the metrics API serves; every answer comes from memory. */
 export interface ApiRoutes {

@@ -2,8 +2,9 @@
 // GET reads, POST changes, DELETE removes; every answer is JSON, every bad input a 400 with the reason.
 
 import { isControlPath } from '@palisade/protocol/control';
+import type { ConfigAccess } from '../config/protection-file.js';
+import { InputError } from '../lib/net.js';
 import { Conflict, type ListName, NotFound, type ProtectionEngine } from '../protection/engine.js';
-import { InputError } from '../protection/net.js';
 
 export { CONTROL_PATHS } from '@palisade/protocol/control';
 
@@ -21,11 +22,6 @@ export interface ControlRequest {
 export interface ControlAnswer {
   status: number;
   body: unknown;
-}
-
-export interface ConfigAccess {
-  read: () => unknown;
-  change: (body: unknown, client: string | undefined) => unknown;
 }
 
 const LISTS: Record<string, ListName> = {
