@@ -1,5 +1,6 @@
 export * from './agent-address.js';
 export * from './benchmark.js';
+export * from './checkin.js';
 export * from './control.js';
 export * from './envelope.js';
 export * from './openapi.js';

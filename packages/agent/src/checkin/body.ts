@@ -1,3 +1,4 @@
+import type { CheckinRequest } from '@palisade/protocol/checkin';
 import type { AlerterState } from '../alerter/alerter.js';
 import type { HostFacts, Sample } from '../measure/types.js';
 import type { AttackCounts, ProtectionState } from '../protection/provider.js';
@@ -16,7 +17,7 @@ export interface SnapshotParts {
 }
 
 /** The check-in body the console expects (docs/fleet.md, "Check-ins"); required figures fall back to 0 when unmeasured. */
-export function checkinBody(p: SnapshotParts) {
+export function checkinBody(p: SnapshotParts): CheckinRequest {
   const { sample: s, facts } = p;
   const fullest = (s.disks ?? []).reduce<{ mount: string; pct: number } | null>(
     (a, d) => (a === null || d.pct > a.pct ? d : a),
@@ -61,6 +62,6 @@ export function checkinBody(p: SnapshotParts) {
       ...(errorText ? { collector_errors: errorText.slice(0, 256) } : {}),
     },
     protection: p.protection,
-    alerter: p.alerter,
+    alerter: { ...p.alerter },
   };
 }

@@ -1,4 +1,5 @@
 import {
+  type BenchmarkJob,
   type BenchmarkReport,
   benchmarkReport,
   generateToken,
@@ -158,9 +159,9 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
     },
 
     /** Check-in job source: pending runs, each with a fresh run token (only its hash is kept). */
-    async jobsFor(serverId: number) {
+    async jobsFor(serverId: number): Promise<BenchmarkJob[]> {
       const now = clock();
-      const jobs = [];
+      const jobs: BenchmarkJob[] = [];
       for (const run of await runsToHandOut(db, serverId, now - HANDOUT_RETRY_MS)) {
         const token = generateToken('benchmark');
         if (await updateRunIf(db, run.id, ['pending'], { token_hash: hashToken(token), handed_at: now })) {

@@ -1,5 +1,4 @@
-import { hashToken, isWellFormedToken } from '@palisade/protocol';
-import { z } from 'zod';
+import { type CheckinAnswer, checkinRequestSchema, hashToken, isWellFormedToken } from '@palisade/protocol';
 import type { ConsoleConfig } from '../config.js';
 import type { Database, SampleRow } from '../db/schema.js';
 import { badRequest, unauthorized } from '../errors.js';
@@ -13,35 +12,6 @@ import {
 } from '../repositories/samples.repository.js';
 import { findServerByDaemonToken, updateServer } from '../repositories/servers.repository.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
-
-const finite = z.number('expected a number').refine(Number.isFinite, 'expected a finite number');
-const nonNegative = finite.refine((n) => n >= 0, 'must not be negative');
-const percent = finite.refine((n) => n >= 0 && n <= 100, 'expected 0 to 100');
-const smallJson = (max: number) =>
-  z.record(z.string().max(64), z.unknown()).refine((v) => JSON.stringify(v).length <= max, `larger than ${max} bytes`);
-
-export const checkinBody = z.object({
-  agent_version: z.string().min(1).max(64),
-  hostname: z.string().min(1).max(253),
-  public_ip: z.union([z.ipv4(), z.ipv6()]).nullable().optional(),
-  facts: smallJson(16_384),
-  sample: z
-    .object({
-      ts: z.number().int('expected epoch milliseconds').positive('expected epoch milliseconds'),
-      cpu_pct: percent,
-      mem_used_mb: nonNegative,
-      mem_total_mb: nonNegative,
-      disk_used_pct: percent,
-      load1: nonNegative,
-      rx_bps: nonNegative,
-      tx_bps: nonNegative,
-    })
-    .catchall(z.union([finite, z.string().max(256), z.null()])),
-  protection: smallJson(16_384).optional(),
-  alerter: smallJson(4096).optional(),
-});
-
-export type CheckinBody = z.infer<typeof checkinBody>;
 
 const SAMPLE_COLUMNS = [
   'ts',
@@ -74,7 +44,7 @@ function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'e
 }
 
 /** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
-export type JobSource = (serverId: number) => Promise<unknown[]>;
+export type JobSource = (serverId: number) => Promise<CheckinAnswer['jobs']>;
 
 export function createCheckinsService({
   db,
@@ -100,7 +70,7 @@ export function createCheckinsService({
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw badRequest('body: expected a JSON object');
       }
-      const parsed = checkinBody.safeParse(body);
+      const parsed = checkinRequestSchema.safeParse(body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         throw badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`);
@@ -148,7 +118,8 @@ export function createCheckinsService({
         });
       });
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
-      return { interval_s: config.checkinIntervalS, jobs };
+      const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };
+      return answer;
     },
 
     /** Raw samples become 5-minute averages after a day, those become hourly ones after a week; hourly ones expire. */
