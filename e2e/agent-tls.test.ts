@@ -276,7 +276,7 @@ describe('agents over TLS: the console and the SDK pin the agent certificate', (
     for (const path of [`/api/servers/${serverId}/metrics`, `/api/servers/${serverId}/control?path=whitelist`]) {
       const res = await call('GET', path);
       assert.equal(res.status, 502, path);
-      assert.deepEqual(res.body, { error: mismatch });
+      assert.deepEqual(res.body, { error: mismatch, code: 'agent_error' });
     }
     const tested = await call('POST', '/api/servers/test', { server_id: serverId });
     assert.equal(tested.body.data.error, mismatch);

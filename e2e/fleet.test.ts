@@ -190,7 +190,7 @@ describe('fleet end to end: a real console and a real agent', () => {
     await agent.stop();
     const metrics = await call('GET', `/api/servers/${serverId}/metrics`, { cookie });
     assert.equal(metrics.status, 502);
-    assert.deepEqual(metrics.body, { error: 'agent unreachable' });
+    assert.deepEqual(metrics.body, { error: 'agent unreachable', code: 'agent_error' });
     const offline = await eventually(
       'the server to go offline',
       async () => {

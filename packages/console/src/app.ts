@@ -1,11 +1,12 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { errorCodeFor } from '@palisade/protocol';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConsoleConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
 import { createGuardedClient, type GuardedClient } from './outbound/guarded-client.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
-import { registerRequestGuards } from './plugins/request-guards.js';
+import { matchedPath, registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
 import agentRoutes from './routes/agent/index.js';
 import authRoutes from './routes/auth/index.js';
@@ -107,6 +108,13 @@ export function createServices(deps: ServiceDeps): Services {
   };
 }
 
+/** The answers whose body the API contract fixes as `{"error"}`: v1 failures, and the login and register limits. */
+function keepsPlainError(path: string, status: number): boolean {
+  return (
+    path.startsWith('/api/v1/') || (status === 429 && (path === '/api/auth/login' || path === '/api/auth/register'))
+  );
+}
+
 /** Builds the console's HTTP app; the caller owns the database and starts listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -136,24 +144,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerRequestGuards(app, config);
 
+  /**
+   * Every failure body: the sentence in `error`, a stable `code` (packages/protocol/src/envelope.ts)
+   * and any extra fields. The v1 API keeps the `{"error"}` bodies its contract gives (docs/api.md).
+   */
+  const failure = (request: FastifyRequest, status: number, error: string, extra: Record<string, string> = {}) =>
+    keepsPlainError(matchedPath(request), status) ? { error } : { error, code: errorCodeFor(status), ...extra };
+
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof AppError) {
       for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-      return reply.status(err.status).send({ error: err.message, ...err.extra });
+      return reply.status(err.status).send(failure(request, err.status, err.message, err.extra));
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) {
       const code = (err as { code?: string }).code;
       if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-        return reply.status(415).send({ error: 'content-type: send the body as application/json' });
+        return reply.status(415).send(failure(request, 415, 'content-type: send the body as application/json'));
       }
       const message = status === 413 ? `body: larger than the ${BODY_LIMIT} byte limit` : (err as Error).message;
-      return reply.status(status).send({ error: message });
+      return reply.status(status).send(failure(request, status, message));
     }
     request.log.error({ err }, 'request failed');
-    return reply.status(500).send({ error: 'internal error; the console log has the details' });
+    return reply.status(500).send(failure(request, 500, 'internal error; the console log has the details'));
   });
-  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'not found' }));
+  app.setNotFoundHandler((request, reply) => reply.status(404).send(failure(request, 404, 'not found')));
 
   await app.register(authRoutes);
   await app.register(accountRoutes);

@@ -14,4 +14,7 @@ export const badRequest = (message: string) => new AppError(400, message);
 export const notFound = (what: string) => new AppError(404, `${what} not found`);
 export const unauthorized = (message = 'authentication required') => new AppError(401, message);
 export const forbidden = (message: string) => new AppError(403, message);
+/** 403 for an account that lacks a permission; `code` lets the dashboard tell it from other refusals. */
+export const permissionRequired = (permission: string) =>
+  new AppError(403, `this needs the ${permission} permission`, { code: 'permission_required' });
 export const conflict = (message: string) => new AppError(409, message);

@@ -142,7 +142,7 @@ for (const dialect of dialects()) {
       });
       for (const res of [wrong, unknown, disabled]) {
         assert.equal(res.statusCode, 401);
-        assert.equal(res.body, '{"error":"invalid email or password"}');
+        assert.equal(res.body, '{"error":"invalid email or password","code":"unauthenticated"}');
         assert.equal(res.headers['set-cookie'], undefined);
       }
     });

@@ -101,7 +101,7 @@ for (const dialect of dialects()) {
     test('unknown routes answer a JSON 404', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/api/nothing-here' });
       assert.equal(res.statusCode, 404);
-      assert.deepEqual(res.json(), { error: 'not found' });
+      assert.deepEqual(res.json(), { error: 'not found', code: 'not_found' });
     });
   });
 }

@@ -90,6 +90,7 @@ for (const dialect of dialects()) {
         const refused = await get(`/api/servers/${serverId}/section?name=attacks`);
         assert.equal(refused.statusCode, 403);
         assert.equal(refused.json().error, 'this needs the control.read permission');
+        assert.equal(refused.json().code, 'permission_required', 'the dashboard branches on the code, not the text');
         assert.equal((await get(`/api/servers/${serverId}/section?name=facts`)).statusCode, 200, 'other sections stay');
       } finally {
         await t.app.services.accounts.setPermission(user.email, 'control.read', true);
@@ -100,7 +101,7 @@ for (const dialect of dialects()) {
       for (const range of ['__proto__', 'toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
         const res = await get(`/api/servers/${serverId}/section?name=history&range=${range}`);
         assert.equal(res.statusCode, 400, range);
-        assert.deepEqual(res.json(), { error: 'range: expected 1h, 24h, 7d or 30d' });
+        assert.deepEqual(res.json(), { error: 'range: expected 1h, 24h, 7d or 30d', code: 'invalid_input' });
       }
       assert.equal((await get(`/api/servers/${serverId}/section?name=history&range=7d`)).statusCode, 200);
     });

@@ -269,12 +269,12 @@ for (const dialect of dialects()) {
       for (const query of bad) {
         const res = await dash('GET', `/api/servers/${server.id}/control?${query}`);
         assert.equal(res.statusCode, 400, query);
-        assert.deepEqual(res.json(), { error: 'unknown control path' });
+        assert.deepEqual(res.json(), { error: 'unknown control path', code: 'invalid_input' });
       }
       // Allowed paths get through to the agent, which is not running here: 502.
       const ok = await dash('GET', `/api/servers/${server.id}/control?path=attacks%2Fblacklist%2Fstatus`);
       assert.equal(ok.statusCode, 502);
-      assert.deepEqual(ok.json(), { error: 'agent unreachable' });
+      assert.deepEqual(ok.json(), { error: 'agent unreachable', code: 'agent_error' });
       assert.equal((await dash('GET', `/api/servers/${server.id}/control?path=whitelist`, stranger)).statusCode, 404);
       assert.equal((await dash('GET', '/api/servers/abc/control?path=whitelist')).statusCode, 404);
     });
@@ -304,7 +304,7 @@ for (const dialect of dialects()) {
       const { server } = await enrolledServer();
       const res = await dash('GET', `/api/servers/${server.id}/metrics`);
       assert.equal(res.statusCode, 502);
-      assert.deepEqual(res.json(), { error: 'agent unreachable' });
+      assert.deepEqual(res.json(), { error: 'agent unreachable', code: 'agent_error' });
       assert.equal((await dash('GET', `/api/servers/${server.id}/metrics`, stranger)).statusCode, 404);
     });
 

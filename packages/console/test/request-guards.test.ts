@@ -39,7 +39,7 @@ for (const dialect of dialects()) {
               payload: '{}',
             });
             assert.equal(res.statusCode, 403, `${route.method} ${url} ${JSON.stringify(headers)}: ${res.body}`);
-            assert.equal(res.json().error, 'cross-site request refused');
+            assert.deepEqual(res.json(), { error: 'cross-site request refused', code: 'cross_site' });
             assert.equal(res.headers['cache-control'], 'no-store', `${url}: no-store`);
           }
         }

@@ -117,7 +117,11 @@ for (const dialect of dialects()) {
       ] as const) {
         const res = await signed(method, url, method === 'POST' ? { body: '{}' } : {});
         assert.equal(res.statusCode, 401, url);
-        assert.deepEqual(res.json(), { error: 'this route does not accept signed requests', reason: 'bad_signature' });
+        assert.deepEqual(res.json(), {
+          error: 'this route does not accept signed requests',
+          code: 'signature_refused',
+          reason: 'bad_signature',
+        });
       }
     });
 

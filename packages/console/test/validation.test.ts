@@ -29,7 +29,7 @@ for (const dialect of dialects()) {
       for (const [payload, error] of cases) {
         const res = await post('/api/products', payload);
         assert.equal(res.statusCode, 400, payload);
-        assert.deepEqual(res.json(), { error }, payload);
+        assert.deepEqual(res.json(), { error, code: 'invalid_input' }, payload);
       }
       const broken = await post('/api/products', '{"catalog_id": 1,');
       assert.equal(broken.statusCode, 400);
@@ -49,7 +49,7 @@ for (const dialect of dialects()) {
       for (const [payload, error] of cases) {
         const res = await post('/api/products', payload);
         assert.equal(res.statusCode, 400, payload);
-        assert.deepEqual(res.json(), { error }, payload);
+        assert.deepEqual(res.json(), { error, code: 'invalid_input' }, payload);
       }
     });
 
@@ -66,7 +66,7 @@ for (const dialect of dialects()) {
       for (const [url, payload, error] of cases) {
         const res = await post(url, payload);
         assert.equal(res.statusCode, 400, `${url} ${payload}`);
-        assert.deepEqual(res.json(), { error }, `${url} ${payload}`);
+        assert.deepEqual(res.json(), { error, code: 'invalid_input' }, `${url} ${payload}`);
       }
     });
   });

@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleConfig } from '../config.js';
-import { AppError, badRequest, forbidden } from '../errors.js';
+import { AppError, badRequest } from '../errors.js';
 import { hasSignedHeaders } from '../services/signing.service.js';
 import { forbiddenJsonKey } from '../validation.js';
 import { signedRequest } from './auth.js';
 import { hostPolicy } from './host-guard.js';
+
+const crossSite = () => new AppError(403, 'cross-site request refused', { code: 'cross_site' });
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -106,12 +108,12 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Console
 
   app.addHook('onRequest', async (request) => {
     if (!isBrowserWrite(request)) return;
-    if (request.headers['sec-fetch-site'] === 'cross-site') throw forbidden('cross-site request refused');
+    if (request.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
     const origin = request.headers.origin;
     if (origin === undefined) return;
     // The host was checked above, so the origin built from it is one the operator chose.
     const expected = publicUrl ?? `${request.protocol}://${request.host}`;
-    if (origin !== expected) throw forbidden('cross-site request refused');
+    if (origin !== expected) throw crossSite();
   });
 
   // Every API answer is private and fresh (docs/console.md, "The v1 API": no-store on every answer,

@@ -85,7 +85,7 @@ export function createSigningService({
       path: req.path,
       ip: req.ip,
     });
-    throw new AppError(401, message, { reason });
+    throw new AppError(401, message, { code: 'signature_refused', reason });
   }
 
   /** The key's row and account, when the header holds a key that exists. */

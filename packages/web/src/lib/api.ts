@@ -1,3 +1,5 @@
+import { ERROR_CODES, type ErrorCode } from '@palisade/protocol/envelope';
+
 /**
  * The one way the dashboard talks to the console. `request()` unwraps the `{data}` envelope and
  * throws an `ApiError` carrying the status and the console's own message; `proxyRequest()` is for
@@ -8,6 +10,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly retryAfterS: number | null = null,
+    /** The console's machine-readable `code` (packages/protocol/src/envelope.ts), when it sent one. */
+    readonly code: ErrorCode | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -68,8 +72,14 @@ async function send(method: Method, path: string, options: RequestOptions): Prom
         ? (body as { error: string }).error
         : `The console answered HTTP ${res.status}.`;
     const retry = Number(res.headers.get('retry-after'));
+    const code = (body as { code?: unknown } | null)?.code;
     if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized?.();
-    throw new ApiError(res.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+    throw new ApiError(
+      res.status,
+      message,
+      Number.isFinite(retry) && retry > 0 ? retry : null,
+      typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : null,
+    );
   }
   return { res, body };
 }

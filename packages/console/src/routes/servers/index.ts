@@ -8,7 +8,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Permission } from '../../config.js';
-import { badRequest, forbidden, notFound } from '../../errors.js';
+import { badRequest, notFound, permissionRequired } from '../../errors.js';
 import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parsePermissions } from '../../services/accounts.service.js';
 import { HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
@@ -65,8 +65,7 @@ function consoleUrl(request: FastifyRequest): string {
 
 /** 403 unless the signed-in account holds this permission. */
 function requirePermission(request: FastifyRequest, needed: Permission) {
-  if (!parsePermissions(request.account!.permissions).includes(needed))
-    throw forbidden(`this needs the ${needed} permission`);
+  if (!parsePermissions(request.account!.permissions).includes(needed)) throw permissionRequired(needed);
 }
 
 /** The `path` query parameter, exactly once, and the rest of the query string to forward. */

@@ -56,7 +56,7 @@ export default async function webRoutes(app: FastifyInstance) {
     const relative = normalize(request.params['*']).replace(/^(\.\.(\/|\\|$))+/, '');
     const file = join(WEB_ROOT, 'assets', relative);
     if (!file.startsWith(join(WEB_ROOT, 'assets')) || !existsSync(file) || !statSync(file).isFile()) {
-      return reply.status(404).send({ error: 'not found' });
+      return reply.callNotFound();
     }
     return reply
       .headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' })

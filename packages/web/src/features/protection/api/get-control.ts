@@ -40,7 +40,7 @@ export function controlProblem(err: unknown): { kind: 'missing' | 'forbidden' | 
   if (err instanceof ApiError) {
     if (err.status === 404 || err.status === 405)
       return { kind: 'missing', text: 'Not available on this agent yet. Update the agent to use it.' };
-    if (err.status === 403 && /permission/.test(err.message))
+    if (err.status === 403 && err.code === 'permission_required')
       return { kind: 'forbidden', text: 'Your account cannot view protection settings (needs control.read).' };
     if (err.status === 502) return { kind: 'down', text: 'The agent does not answer right now.' };
     return { kind: 'other', text: err.message };
