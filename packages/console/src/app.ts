@@ -26,6 +26,7 @@ import { type BenchmarksService, createBenchmarksService } from './services/benc
 import { type CatalogService, createCatalogService } from './services/catalog.service.js';
 import { type CheckinsService, createCheckinsService } from './services/checkins.service.js';
 import { createFleetService, type FleetService } from './services/fleet.service.js';
+import { createHousekeepingService, type HousekeepingService } from './services/housekeeping.service.js';
 import { createNotificationsService, type NotificationsService } from './services/notifications.service.js';
 import { createSecurityEventsService, type SecurityEventsService } from './services/security-events.service.js';
 import { createServersService, type ServersService } from './services/servers.service.js';
@@ -44,6 +45,7 @@ export interface Services {
   signing: SigningService;
   notifications: NotificationsService;
   tickets: TicketsService;
+  housekeeping: HousekeepingService;
 }
 
 declare module 'fastify' {
@@ -105,6 +107,7 @@ export function createServices(deps: ServiceDeps): Services {
     servers: createServersService({ db, clock, config, agents, secrets: deps.secrets }),
     checkins,
     benchmarks,
+    housekeeping: createHousekeepingService({ db, clock }),
   };
 }
 

@@ -5,9 +5,6 @@ import { Redis } from 'ioredis';
 import { buildApp } from './app.js';
 import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
-import { acquireLease, releaseLease } from './repositories/job-leases.repository.js';
-import { deleteEndedWindows } from './repositories/rate-limits.repository.js';
-import { deleteExpiredSessions } from './repositories/sessions.repository.js';
 
 /**
  * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows. Each round
@@ -19,14 +16,7 @@ export function startHousekeeping(app: FastifyInstance) {
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const every = (ms: number, name: string, work: () => Promise<unknown>) => {
     let running = false;
-    const round = async () => {
-      if (!(await acquireLease(app.db, name, holder, app.clock(), 10 * 60_000))) return;
-      try {
-        await work();
-      } finally {
-        await releaseLease(app.db, name, holder);
-      }
-    };
+    const round = () => app.services.housekeeping.underLease(name, holder, work);
     const timer = setInterval(() => {
       if (running) return;
       running = true;
@@ -44,8 +34,8 @@ export function startHousekeeping(app: FastifyInstance) {
     every(5 * 60_000, 'nonce-expiry', () => app.services.signing.expireNonces()),
     every(60 * 60_000, 'security-event-expiry', () => app.services.securityEvents.expire()),
     every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
-    every(60 * 60_000, 'session-cleanup', () => deleteExpiredSessions(app.db, app.clock())),
-    every(10 * 60_000, 'rate-limit-cleanup', () => deleteEndedWindows(app.db, app.clock())),
+    every(60 * 60_000, 'session-cleanup', () => app.services.housekeeping.expireSessions()),
+    every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
   ];
   // The notification outbox is claimed row by row, so every process may work it at the same time.
   let delivering = false;

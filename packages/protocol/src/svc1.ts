@@ -42,6 +42,11 @@ export interface SignInput {
 }
 
 /** The five SVC1 headers for a request whose body is exactly `body`. */
+/** True when any SVC1 header is present (a route that takes no signed requests refuses them). */
+export function hasSvc1Headers(headers: Record<string, string | string[] | undefined>): boolean {
+  return Object.values(SVC1_HEADERS).some((name) => headers[name] !== undefined);
+}
+
 export function signRequest(input: SignInput): Record<string, string> {
   const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000));
   const payload = svc1Payload(timestamp, input.method, input.path, svc1BodyHash(input.body ?? ''));

@@ -1,8 +1,7 @@
-import { TOO_MANY_ATTEMPTS } from '@palisade/protocol';
+import { hasSvc1Headers, TOO_MANY_ATTEMPTS } from '@palisade/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRow } from '../db/schema.js';
 import { AppError, unauthorized } from '../errors.js';
-import { hasSignedHeaders } from '../services/signing.service.js';
 
 export const SESSION_COOKIE = 'pl_session';
 
@@ -88,7 +87,7 @@ export function signedRequest(request: FastifyRequest) {
 
 /** Session cookie, or an SVC1-signed request when X-SVC headers are present. */
 export async function requireSessionOrSigned(request: FastifyRequest) {
-  if (hasSignedHeaders(request.headers)) {
+  if (hasSvc1Headers(request.headers)) {
     request.account = await request.server.services.signing.verify(signedRequest(request));
     return;
   }
@@ -97,6 +96,6 @@ export async function requireSessionOrSigned(request: FastifyRequest) {
 
 /** `GET /api/servers`: session, personal token (Bearer) or a signed request. */
 export async function requireAnyCredential(request: FastifyRequest, reply: FastifyReply) {
-  if (hasSignedHeaders(request.headers)) return requireSessionOrSigned(request);
+  if (hasSvc1Headers(request.headers)) return requireSessionOrSigned(request);
   return requireSessionOrToken(request, reply);
 }

@@ -1,7 +1,7 @@
+import { hasSvc1Headers } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleConfig } from '../config.js';
 import { AppError, badRequest } from '../errors.js';
-import { hasSignedHeaders } from '../services/signing.service.js';
 import { forbiddenJsonKey } from '../validation.js';
 import { signedRequest } from './auth.js';
 import { hostPolicy } from './host-guard.js';
@@ -102,7 +102,7 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Console
 
   // Signed headers on a route that does not accept signed requests are refused, not ignored.
   app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.config.signed || !hasSignedHeaders(request.headers)) return;
+    if (request.routeOptions.config.signed || !hasSvc1Headers(request.headers)) return;
     await request.server.services.signing.refuseUnsupported(signedRequest(request));
   });
 

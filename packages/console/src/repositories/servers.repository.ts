@@ -53,6 +53,12 @@ export async function countProductServers(db: Database, productId: number) {
   return Number(row.n);
 }
 
+/** The facts the agent last reported for a server (JSON text), to check a benchmark report against. */
+export async function serverFactsText(db: Database, id: number): Promise<string> {
+  const row = await db.selectFrom('servers').select('facts').where('id', '=', id).executeTakeFirstOrThrow();
+  return row.facts;
+}
+
 export async function findServerByDaemonToken(db: Database, tokenHash: string) {
   return db
     .selectFrom('servers')

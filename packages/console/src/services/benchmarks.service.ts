@@ -20,6 +20,7 @@ import {
   staleRuns,
   updateRunIf,
 } from '../repositories/benchmarks.repository.js';
+import { serverFactsText } from '../repositories/servers.repository.js';
 import { parseInput } from '../validation.js';
 import { requireOwnServer } from './fleet.service.js';
 import { runView } from './servers.service.js';
@@ -209,13 +210,9 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
         return;
       }
       const report = parseInput(benchmarkReport, body, 'body');
-      const server = await db
-        .selectFrom('servers')
-        .select('facts')
-        .where('id', '=', run.server_id)
-        .executeTakeFirstOrThrow();
+      const facts = parseJson<Record<string, unknown>>(await serverFactsText(db, run.server_id), {});
       const scores = scoreBenchmark(report.measurements);
-      const checks = verifyReport(report, parseJson<Record<string, unknown>>(server.facts, {}));
+      const checks = verifyReport(report, facts);
       const skipped = Object.entries(report.skipped).map(([section, why]) => `${section} not measured: ${why}`);
       await requireTransition(run, ['running'], {
         status: 'done',

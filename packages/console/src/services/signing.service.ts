@@ -51,10 +51,6 @@ const REPLAYED_WRITE =
 /** Writes whose signature is refused a second time; reads stay repeatable (docs/signing.md, "Replay"). */
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export function hasSignedHeaders(headers: SignedRequest['headers']): boolean {
-  return Object.values(SVC1_HEADERS).some((name) => headers[name] !== undefined);
-}
-
 function header(headers: SignedRequest['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? undefined : value;
