@@ -8,9 +8,9 @@ import { prometheusText } from './api/prometheus.js';
 import { type ApiRoutes, createApiServer } from './api/server.js';
 import { metricsSnapshot } from './api/snapshot.js';
 import { benchmarkJobHandler } from './bench/job.js';
-import { checkinBody, type SnapshotParts } from './checkin/body.js';
-import { type Checkin, createCheckin } from './checkin/checkin.js';
-import { type AgentConfig, ConfigError, loadConfigFile } from './config/config.js';
+import { checkinBody } from './checkin/body.js';
+import { createCheckin } from './checkin/checkin.js';
+import { type AgentConfig, loadConfigFile } from './config/config.js';
 import { configAccess } from './config/protection-file.js';
 import type { AgentDeps } from './deps.js';
 import { createJobRunner } from './jobs/job-runner.js';
@@ -18,9 +18,9 @@ import { postJson } from './lib/outbound.js';
 import type { Log } from './log.js';
 import { readFacts } from './measure/facts.js';
 import { Sampler } from './measure/sampler.js';
-import type { HostFacts } from './measure/types.js';
 import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
+import { createRuntime } from './runtime.js';
 import { KeyCheck, rotateKey } from './state/agent-key.js';
 import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
 import { ensureStateDir, statePaths } from './state/state-dir.js';
@@ -39,29 +39,12 @@ export interface DaemonOptions {
   protection?: ProtectionProvider;
 }
 
-/** What the control socket's /status answers (and `info` prints). */
-export interface DaemonStatus {
-  pid: number;
-  version: string;
-  config_file: string;
-  state_dir: string;
-  listen_url: string;
-  tls_fingerprint: string | null;
-  started_at: number;
-  reloads: { count: number; last_at: number | null; last_ok: boolean | null; last_error: string | null };
-  alerter: ReturnType<Alerter['state']>;
-  checkin: ReturnType<Checkin['status']>;
-  errors: Record<string, string>;
-}
-
 export interface RunningDaemon {
   url: string;
   alerter: Alerter;
   reload(): { ok: boolean; error: string | null };
   close(): Promise<void>;
 }
-
-const FACTS_REFRESH_MS = 5 * 60_000;
 
 export function listenUrl(tls: boolean, address: AddressInfo | { address: string; port: number }): string {
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
@@ -81,7 +64,7 @@ function warnIfSecretReadable(file: string, config: AgentConfig, log: Log) {
 /** Starts every part of the agent; throws with a plain message when it cannot. */
 export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   const { deps, log, print } = o;
-  let config: AgentConfig = loadConfigFile(o.configFile, o.configExplicit);
+  const config: AgentConfig = loadConfigFile(o.configFile, o.configExplicit);
   warnIfSecretReadable(o.configFile, config, log);
   ensureStateDir(o.stateDir);
   const paths = statePaths(o.stateDir);
@@ -99,10 +82,17 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     );
   }
 
-  const startedAt = deps.monotonic();
   let protection = o.protection ?? monitorOnlyProtection();
-  let facts: HostFacts = await readFacts(deps, config.host.publicIp);
-  let factsAt = deps.monotonic();
+  const runtime = createRuntime({
+    deps,
+    log,
+    configFile: o.configFile,
+    configExplicit: o.configExplicit,
+    stateDir: o.stateDir,
+    enrolmentFile: paths.enrolment,
+    config,
+    facts: await readFacts(deps, config.host.publicIp),
+  });
   const sampler = new Sampler(deps, {
     intervalMs: config.metrics.intervalMs,
     history: config.metrics.history,
@@ -117,7 +107,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   const alerter = createAlerter({
     deps,
     settings: config.alerter,
-    host: () => ({ hostname: facts.hostname, public_ip: facts.public_ip }),
+    host: () => ({ hostname: runtime.facts().hostname, public_ip: runtime.facts().public_ip }),
     post: postJson,
     log,
   });
@@ -139,40 +129,18 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       });
   if (engine) protection = engine;
 
-  const parts = (): SnapshotParts => {
-    if (deps.monotonic() - factsAt > FACTS_REFRESH_MS) {
-      factsAt = deps.monotonic();
-      readFacts(deps, config.host.publicIp).then(
-        (f) => {
-          facts = f;
-        },
-        () => {},
-      );
-    }
-    return {
-      version: AGENT_VERSION,
-      agentUptimeS: Math.floor((deps.monotonic() - startedAt) / 1000),
-      facts,
-      sample: sampler.latest() ?? first,
-      protection: protection.protection(),
-      attacks: protection.attacks(),
-      alerter: alerter.state(),
-      checkin: checkin.status(),
-    };
-  };
-
   const checkin = createCheckin({
     clock: deps.clock,
     settings: config.checkin,
     post: postJson,
-    body: () => checkinBody(parts()),
+    body: () => checkinBody(runtime.snapshot()),
     version: AGENT_VERSION,
     jobs: createJobRunner(
       {
         benchmark: benchmarkJobHandler({
           deps,
           log,
-          settings: () => ({ ...config.bench, dir: config.bench.dir ?? o.stateDir }),
+          settings: () => ({ ...runtime.config().bench, dir: runtime.config().bench.dir ?? o.stateDir }),
           consoleUrl: () => checkin.status().console_url,
         }),
       },
@@ -180,38 +148,39 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     ),
     log,
   });
-
-  const loadEnrolment = () => {
-    const enrolment = readEnrolment(paths.enrolment);
-    if (enrolment) checkin.start(enrolment);
-    return enrolment;
-  };
+  runtime.attach({
+    sampler,
+    first,
+    alerter,
+    checkin,
+    protection,
+    ...(engine ? { configureProtection: (settings) => engine.configure(settings) } : {}),
+  });
 
   const routes: ApiRoutes = {
     keys,
-    whitelist: () => config.metrics.whitelist,
-    health: () => ({
-      status: 'ok',
-      version: AGENT_VERSION,
-      uptime_s: Math.floor((deps.monotonic() - startedAt) / 1000),
-    }),
-    metrics: () => metricsSnapshot(parts()),
-    prometheus: () => prometheusText(metricsSnapshot(parts())),
+    whitelist: () => runtime.config().metrics.whitelist,
+    health: runtime.health,
+    metrics: () => metricsSnapshot(runtime.snapshot()),
+    prometheus: () => prometheusText(metricsSnapshot(runtime.snapshot())),
     control: engine
       ? createControlRoutes(
           engine,
-          configAccess(o.configFile, engine, () => reload()),
+          configAccess(o.configFile, engine, () => runtime.reload()),
         )
       : undefined,
     enroll: (body) => {
       const input = validateEnrolment(body);
       saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock() });
-      log('info', `enrolled with the console at ${input.console_url}; checking in every ${config.checkin.intervalS} s`);
-      loadEnrolment();
+      log(
+        'info',
+        `enrolled with the console at ${input.console_url}; checking in every ${runtime.config().checkin.intervalS} s`,
+      );
+      runtime.loadEnrolment();
     },
   };
 
-  const tls = config.metrics.tls ? ensureTlsCertificate(paths, facts.hostname) : null;
+  const tls = config.metrics.tls ? ensureTlsCertificate(paths, runtime.facts().hostname) : null;
   const server = createApiServer(routes, tls, (err) => log('error', `request failed: ${err.stack ?? err.message}`));
   const listenConfig = config.metrics.listen;
   await new Promise<void>((resolve, reject) => {
@@ -233,28 +202,14 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   });
   server.on('error', (err) => log('error', `metrics listener: ${err.message}`));
   const url = listenUrl(tls !== null, server.address() as AddressInfo);
-
-  const reloads: DaemonStatus['reloads'] = { count: 0, last_at: null, last_ok: null, last_error: null };
-  const status = (): DaemonStatus => ({
-    pid: process.pid,
-    version: AGENT_VERSION,
-    config_file: o.configFile,
-    state_dir: o.stateDir,
-    listen_url: url,
-    tls_fingerprint: tls?.fingerprint ?? null,
-    started_at: deps.clock() - Math.floor(deps.monotonic() - startedAt),
-    reloads: { ...reloads },
-    alerter: alerter.state(),
-    checkin: checkin.status(),
-    errors: (sampler.latest() ?? first).errors,
-  });
+  runtime.listening(url, tls?.fingerprint ?? null);
 
   let control: http.Server | null = null;
   try {
     control = await listenControlSocket(paths.socket, {
-      status,
+      status: runtime.status,
       alertTest: (count) => {
-        if (!config.alerter.url) throw new Error('alerter.url is not set in the config file');
+        if (!runtime.config().alerter.url) throw new Error('alerter.url is not set in the config file');
         const ids: string[] = [];
         let dropped = 0;
         for (let i = 0; i < count; i++) {
@@ -264,7 +219,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
         }
         return { queued: ids.length, dropped, ids };
       },
-      reloadEnrolment: () => ({ enrolled: loadEnrolment() !== null }),
+      reloadEnrolment: () => ({ enrolled: runtime.loadEnrolment() !== null }),
     });
   } catch (err) {
     log(
@@ -275,7 +230,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   writeFileSync(paths.pid, `${process.pid}\n`, { mode: 0o644 });
 
   try {
-    loadEnrolment();
+    runtime.loadEnrolment();
   } catch (err) {
     log('error', `enrolment not loaded: ${(err as Error).message}`);
   }
@@ -284,56 +239,10 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   if (tls) print(`TLS certificate SHA-256 fingerprint: ${tls.fingerprint}`);
   print(`palisade-agent listening on ${url}`);
 
-  function reload(): { ok: boolean; error: string | null } {
-    reloads.count++;
-    reloads.last_at = deps.clock();
-    let next: AgentConfig;
-    try {
-      next = loadConfigFile(o.configFile, o.configExplicit);
-    } catch (err) {
-      const message = err instanceof ConfigError ? err.message : (err as Error).message;
-      reloads.last_ok = false;
-      reloads.last_error = message;
-      log('error', `reload refused, the running config is kept:\n${message}`);
-      return { ok: false, error: message };
-    }
-    const old = config;
-    config = next;
-    if (old.metrics.listen.host !== next.metrics.listen.host || old.metrics.listen.port !== next.metrics.listen.port) {
-      log('warn', 'metrics.listen changed: restart the agent to listen on the new address');
-    }
-    if (old.metrics.tls !== next.metrics.tls) log('warn', 'metrics.tls changed: restart the agent to apply it');
-    sampler.configure({
-      intervalMs: next.metrics.intervalMs,
-      history: next.metrics.history,
-      collectorTimeoutMs: next.metrics.collectorTimeoutMs,
-    });
-    alerter.configure(next.alerter);
-    checkin.configure(next.checkin);
-    engine?.configure(next.protection);
-    if (old.host.publicIp !== next.host.publicIp) {
-      readFacts(deps, next.host.publicIp).then(
-        (f) => {
-          facts = f;
-        },
-        () => {},
-      );
-    }
-    try {
-      loadEnrolment();
-    } catch (err) {
-      log('error', `enrolment not loaded: ${(err as Error).message}`);
-    }
-    reloads.last_ok = true;
-    reloads.last_error = null;
-    log('info', `config reloaded from ${o.configFile}`);
-    return { ok: true, error: null };
-  }
-
   return {
     url,
     alerter,
-    reload,
+    reload: runtime.reload,
     async close() {
       sampler.stop();
       alerter.stop();

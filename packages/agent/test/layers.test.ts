@@ -13,7 +13,7 @@ const LAYERS = [
   ['measure', 'protection', 'alerter', 'jobs'],
   ['checkin', 'bench'],
   ['api'],
-  ['daemon'],
+  ['daemon', 'runtime'],
   ['cli', 'index'],
 ];
 
