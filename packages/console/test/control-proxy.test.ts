@@ -67,6 +67,36 @@ for (const dialect of dialects()) {
       assert.deepEqual(refused.json(), { error: 'ip: expected an address' });
     });
 
+    test('an agent 401, 403, 3xx or 5xx is a 502 naming the server, never the console’s own status', async () => {
+      // A 401 from the console means "your session or token": the dashboard re-checks the sign-in and
+      // the SDK exits as an auth failure. The agent's 401 means the stored agent key, so it must not leak.
+      const cases: [number, string, string][] = [
+        [401, '{"error":"invalid agent key"}', 'the agent of server "edge-7": the agent rejected the key'],
+        [
+          403,
+          '{"error":"address 127.0.0.1 is not in metrics.whitelist"}',
+          `the agent of server "edge-7": the agent refused the console's address`,
+        ],
+        [500, '{"error":"internal error"}', 'the agent of server "edge-7" failed: HTTP 500: internal error'],
+        [302, '{}', 'the agent of server "edge-7" failed: HTTP 302'],
+        [503, '<h1>down</h1>', 'the agent of server "edge-7" failed: HTTP 503'],
+      ];
+      for (const [status, body, message] of cases) {
+        answer = { status, type: 'application/json', body };
+        for (const method of ['GET', 'POST', 'DELETE'] as const) {
+          const res = await t.app.inject({
+            method,
+            url: `/api/servers/${serverId}/control?path=whitelist`,
+            headers: { cookie: user.cookie, ...(method === 'GET' ? {} : { 'content-type': 'application/json' }) },
+            ...(method === 'GET' ? {} : { payload: '{"ip":"192.0.2.1"}' }),
+          });
+          assert.equal(res.statusCode, 502, `${status} ${method}`);
+          assert.ok(res.json().error.startsWith(message), `${status} ${method}: ${res.body}`);
+          assert.doesNotMatch(res.body, /<h1>|127\.0\.0\.1:\d/);
+        }
+      }
+    });
+
     test('an answer over the size limit is reported as too large, not as unreachable', async () => {
       answer = { status: 200, type: 'application/json', body: Buffer.alloc(5 * 1024 * 1024, 0x20) };
       const res = await get(`/api/servers/${serverId}/control?path=whitelist`);

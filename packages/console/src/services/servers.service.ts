@@ -115,6 +115,13 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
     }
   }
 
+  /** `: <its error>` when a failed agent answered `{"error": "<text>"}` as JSON, else nothing. */
+  function agentErrorText(res: OutboundResponse): string {
+    if (!/^application\/json\s*(;|$)/i.test(String(res.headers['content-type'] ?? ''))) return '';
+    const error = parseJson<{ error?: unknown } | null>(res.body.toString('utf8'), null)?.error;
+    return typeof error === 'string' ? `: ${error.slice(0, 200)}` : '';
+  }
+
   /** A new daemon token for the server; only its hash is kept. The agent gets the raw value. */
   async function newDaemonToken(serverId: number) {
     const token = generateToken('daemon');
@@ -259,6 +266,12 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
     ): Promise<ProxiedAnswer> {
       const row = await requireServer(accountId, id);
       const res = await proxy(row, method, `/${path}`, body, query);
+      // The agent's 401 and 403 are about the console's key and address, never the user's session or
+      // token, and its 3xx and 5xx are failures of the agent: all are 502 (docs/decisions.md).
+      if (res.status === 401 || res.status === 403)
+        throw new AppError(502, `${agentOf(row)}: ${explainAgentStatus(res.status)}`);
+      if (res.status < 200 || (res.status > 299 && res.status < 400) || res.status > 499)
+        throw new AppError(502, `${agentOf(row)} failed: HTTP ${res.status}${agentErrorText(res)}`);
       return { status: res.status, contentType: JSON_TYPE, body: jsonFromAgent(row, res) };
     },
 
