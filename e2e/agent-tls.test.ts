@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
@@ -14,6 +13,8 @@ import {
   agentKey,
   type ConsoleProcess,
   eventually,
+  runAgentDaemon,
+  runCli,
   startAgent,
   startConsoleProcess,
   tempDir,
@@ -30,33 +31,6 @@ async function freePort(): Promise<number> {
 }
 
 const fingerprintIn = (output: string) => /TLS certificate SHA-256 fingerprint: ([0-9A-F:]{95})/.exec(output)?.[1];
-
-/** `palisade-agent run` on an existing config and state dir, until it says where it listens. */
-async function runDaemon(configFile: string, stateDir: string) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  await eventually('the agent to listen', async () => (/listening on https:\/\//.test(out) ? true : undefined));
-  return {
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 /**
  * An https listener with a certificate the agent made (another state dir): it counts connections
@@ -90,23 +64,7 @@ async function impostor(dir: string) {
   };
 }
 
-function palisade(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SDK_CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: dir.path },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const palisade = (args: string[]) => runCli(SDK_CLI, args, { HOME: dir.path });
 
 const dir = tempDir('palisade-tls-');
 
@@ -114,7 +72,7 @@ const dir = tempDir('palisade-tls-');
 describe('agents over TLS: the console and the SDK pin the agent certificate', () => {
   let consoleProc: ConsoleProcess;
   let agent: AgentProcess;
-  let restarted: Awaited<ReturnType<typeof runDaemon>> | null = null;
+  let restarted: Awaited<ReturnType<typeof runAgentDaemon>> | null = null;
   let fake: Awaited<ReturnType<typeof impostor>>;
   let cookie = '';
   let productId = 0;
@@ -268,7 +226,7 @@ describe('agents over TLS: the console and the SDK pin the agent certificate', (
     );
     rmSync(join(agent.stateDir, 'tls-key.pem'));
     rmSync(join(agent.stateDir, 'tls-cert.pem'));
-    restarted = await runDaemon(agent.configFile, agent.stateDir);
+    restarted = await runAgentDaemon(agent.configFile, agent.stateDir);
     const fresh = fingerprintIn(restarted.output())!;
     assert.ok(fresh && fresh !== pin, restarted.output());
     const mismatch = `tls_fingerprint: the agent presented ${fresh}, expected ${pin}`;

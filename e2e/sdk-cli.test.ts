@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,6 +8,7 @@ import {
   type AgentProcess,
   type ConsoleProcess,
   eventually,
+  runCli,
   startAgent,
   startConsoleProcess,
   tempDir,
@@ -16,26 +16,7 @@ import {
 
 const CLI = fileURLToPath(new URL('../../packages/sdk/dist/src/cli.js', import.meta.url));
 
-function palisade(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: dir.path, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const palisade = (args: string[], env: Record<string, string> = {}) => runCli(CLI, args, { HOME: dir.path, ...env });
 
 const dir = tempDir('palisade-sdk-');
 

@@ -55,6 +55,21 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
       .join('\n')}\n`,
   );
   const key = agentKey(stateDir, configFile);
+  const daemon = await runAgentDaemon(configFile, stateDir);
+  return {
+    ...daemon,
+    key,
+    stateDir,
+    configFile,
+    async stop(signal = 'SIGTERM') {
+      await daemon.stop(signal);
+      dir.remove();
+    },
+  };
+}
+
+/** `palisade-agent run` on an existing config file and state dir, until it says where it listens. */
+export async function runAgentDaemon(configFile: string, stateDir: string) {
   const child = spawn(process.execPath, [AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -82,16 +97,35 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
   return {
     child,
     url,
-    key,
-    stateDir,
-    configFile,
     output: () => out,
-    async stop(signal = 'SIGTERM') {
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
-      dir.remove();
     },
   };
+}
+
+/** Runs a CLI (a compiled `cli.js`) to its end with a bare environment; its exit code and output. */
+export function runCli(
+  cli: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
