@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ConsoleConfig, Permission } from '../config.js';
 import type { AccountRow, Database } from '../db/schema.js';
-import { AppError, conflict, notFound } from '../errors.js';
+import { AppError, conflict, notFound, permissionRequired } from '../errors.js';
 import {
   countAdmins,
   findAccountByEmail,
@@ -48,6 +48,11 @@ export function accountView(row: AccountRow): AccountView {
     permissions: parsePermissions(row.permissions),
     created_at: row.created_at,
   };
+}
+
+/** 403 unless the account holds this permission (docs/fleet.md, "Proxies"). */
+export function requirePermission(account: Pick<AccountRow, 'permissions'>, needed: Permission) {
+  if (!parsePermissions(account.permissions).includes(needed)) throw permissionRequired(needed);
 }
 
 export function parsePermissions(json: string): Permission[] {

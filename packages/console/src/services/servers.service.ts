@@ -1,6 +1,6 @@
 import { generateToken, hashToken } from '@palisade/protocol';
 import type { ConsoleConfig } from '../config.js';
-import type { Database, ServerRow } from '../db/schema.js';
+import type { AccountRow, Database, ServerRow } from '../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { parseJson } from '../json.js';
 import { OutboundError, type OutboundResponse } from '../outbound/guarded-client.js';
@@ -15,6 +15,7 @@ import {
   updateServer,
 } from '../repositories/servers.repository.js';
 import type { SecretBox } from '../secrets.js';
+import { requirePermission } from './accounts.service.js';
 import { type AgentClient, type AgentTarget, explainAgentStatus, explainTlsFailure } from './agent-client.js';
 import { requireOwnServer, serverDetail } from './fleet.service.js';
 import { type ScoreBase, serverScore, WEIGHTS } from './score.js';
@@ -62,6 +63,9 @@ export function dashboardServer(row: ServerRow, now: number) {
     tls_fingerprint: row.tls_fingerprint,
   };
 }
+
+/** Who is asking: the account, with the permissions its control calls are checked against. */
+type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
 
 /** How errors name an agent: by the server's name, never by its address. */
 const agentOf = (row: ServerRow) => `the agent of server "${row.name}"`;
@@ -257,14 +261,15 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
      * back (an agent's 4xx with its error message included).
      */
     async control(
-      accountId: number,
+      account: Viewer,
       id: number,
       method: string,
       path: string,
       body: Buffer | undefined,
       query: string,
     ): Promise<ProxiedAnswer> {
-      const row = await requireServer(accountId, id);
+      const row = await requireServer(account.id, id);
+      requirePermission(account, method === 'GET' ? 'control.read' : 'control.edit');
       const res = await proxy(row, method, `/${path}`, body, query);
       // The agent's 401 and 403 are about the console's key and address, never the user's session or
       // token, and its 3xx and 5xx are failures of the agent: all are 502 (docs/decisions.md).
@@ -275,8 +280,10 @@ export function createServersService({ db, clock, agents, secrets }: ServersDeps
       return { status: res.status, contentType: JSON_TYPE, body: jsonFromAgent(row, res) };
     },
 
-    async section(accountId: number, id: number, name: string, range: HistoryRange) {
-      const row = await requireServer(accountId, id);
+    async section(account: Viewer, id: number, name: string, range: HistoryRange) {
+      const row = await requireServer(account.id, id);
+      // The agent's attack list is read through the control API, so it needs what reading that needs.
+      if (name === 'attacks') requirePermission(account, 'control.read');
       const now = clock();
       switch (name) {
         case 'overview':
