@@ -1,12 +1,11 @@
-import { lookup } from 'node:dns/promises';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cron } from 'croner';
 import type { AlertEvent } from '../alerter/alerter.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
-import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
 import { type Attack, AttackLog } from './attacks.js';
+import { type Cancel, type ProtectionDeps, protectionDeps } from './context.js';
+import { Enforcer } from './enforcer.js';
 import { fetchText, parseFeed } from './feeds.js';
 import { FileTail, untailable } from './file-tail.js';
 import {
@@ -18,7 +17,6 @@ import {
   monitorFirewall,
   nftablesAvailable,
   nftablesFirewall,
-  SET_NAMES,
   type SetName,
   type WantedState,
 } from './firewall.js';
@@ -38,12 +36,14 @@ import { InputError, type Network, parseAddress, parseNetwork, refuseEverything,
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
+import { StateStore } from './store.js';
 import { Baseline, parseNetDev } from './traffic.js';
 
 export type ListName = 'whitelist' | 'blacklist' | 'never-add' | 'never-remove';
 
 export interface EngineOptions {
-  deps: AgentDeps;
+  /** The daemon's deps; timers and DNS default to the real ones when absent. */
+  deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve'>>;
   log: Log;
   stateDir: string;
   settings: ProtectionSettings;
@@ -97,9 +97,10 @@ const FEED_TIMEOUT_MS = 30_000;
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
 export class ProtectionEngine implements ProtectionProvider {
   readonly lists: Record<ListName, IpList>;
-  private dir: string;
+  private store: StateStore;
+  private deps: ProtectionDeps;
+  private enforcer: Enforcer;
   private settings: ProtectionSettings;
-  private firewall: Firewall;
   private backendReason: string | null;
   private attacksLog: AttackLog;
   private baseline = new Baseline();
@@ -137,14 +138,8 @@ export class ProtectionEngine implements ProtectionProvider {
   private trafficExcess = new Map<string, number>();
   private lastSockets: SocketTable | null = null;
   private scanGate: { at: number; opens: number } | null = null;
-  private wantedCache = new Map<SetName, Element[]>();
-  private dirty = new Set<SetName>();
-  private applyTimer: NodeJS.Timeout | undefined;
-  private applyError: string | null = null;
-  private lastApplyAt: number | null = null;
-  private tickTimer: NodeJS.Timeout | undefined;
-  private reconcileTimer: NodeJS.Timeout | undefined;
-  private consoleTimer: NodeJS.Timeout | undefined;
+  private cancelTick: Cancel | null = null;
+  private cancelConsole: Cancel | null = null;
   private ticking = false;
   private errors: Record<string, string> = {};
   private stopped = false;
@@ -155,52 +150,64 @@ export class ProtectionEngine implements ProtectionProvider {
     backendReason: string | null,
   ) {
     this.settings = o.settings;
-    this.firewall = firewall;
+    this.deps = protectionDeps(o.deps);
+    this.enforcer = new Enforcer(firewall, this.deps, o.log);
     this.backendReason = backendReason;
-    this.dir = join(o.stateDir, 'protection');
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.store = new StateStore(join(o.stateDir, 'protection'));
     const onChange = (list: IpList) => {
       if (list.name === 'whitelist') this.markDirty('allow', 'manual', 'attack', 'feed');
       else if (list.name === 'blacklist') this.markDirty('manual', 'attack');
       else this.markDirty('feed');
     };
     this.lists = {
-      whitelist: new IpList('whitelist', join(this.dir, 'whitelist.json'), onChange),
-      blacklist: new IpList('blacklist', join(this.dir, 'blacklist.json'), onChange),
-      'never-add': new IpList('never-add', join(this.dir, 'never-add.json'), onChange),
-      'never-remove': new IpList('never-remove', join(this.dir, 'never-remove.json'), onChange),
+      whitelist: this.list('whitelist', onChange),
+      blacklist: this.list('blacklist', onChange),
+      'never-add': this.list('never-add', onChange),
+      'never-remove': this.list('never-remove', onChange),
     };
-    this.attacksLog = new AttackLog(join(this.dir, 'attacks.json'), o.alert);
-    const geo = readJsonFile<{ mode: GeoMode; countries: string[] }>(join(this.dir, 'geo.json'));
-    this.geo = geo ?? { mode: 'off', countries: [] };
-    this.autofetch = readJsonFile<{ enabled: boolean; disabled: string[] }>(join(this.dir, 'autofetch.json')) ?? {
-      enabled: false,
-      disabled: [],
-    };
+    this.attacksLog = new AttackLog(this.store.json('attacks.json', {}), o.alert);
+    this.geo = this.store
+      .json<{ mode: GeoMode; countries: string[] }>('geo.json', { mode: 'off', countries: [] })
+      .read();
+    this.autofetch = this.store.json('autofetch.json', { enabled: false, disabled: [] as string[] }).read();
     for (const [ip, v] of Object.entries(
-      readJsonFile<Record<string, { count: number; last_at: number }>>(join(this.dir, 'offences.json')) ?? {},
+      this.store.json<Record<string, { count: number; last_at: number }>>('offences.json', {}).read(),
     ))
       this.offences.set(ip, v);
     try {
-      const saved = readJsonFile<unknown>(join(this.dir, 'baseline.json'));
+      const saved = this.store.json<unknown>('baseline.json', null).read();
       if (saved) this.baseline.import(saved);
       this.baseline.changed = false;
     } catch (err) {
       o.log('warn', `protection: the saved baseline is not usable (${(err as Error).message}); learning afresh`);
     }
     this.loadFeeds();
-    for (const p of readJsonFile<BlockPattern[]>(join(this.dir, 'patterns.json')) ?? []) {
+    for (const p of this.store.json<BlockPattern[]>('patterns.json', []).read()) {
       try {
         this.installPattern(parsePatternInput(p));
       } catch (err) {
         o.log('warn', `protection: pattern ${p.name} not loaded: ${(err as Error).message}`);
       }
     }
-    const savedSchedule = readJsonFile<Partial<Record<TaskName, string | null>>>(join(this.dir, 'schedule.json')) ?? {};
+    const savedSchedule = this.store.json<Partial<Record<TaskName, string | null>>>('schedule.json', {}).read();
     for (const task of Object.keys(TASKS) as TaskName[]) {
       const cron = task in savedSchedule ? (savedSchedule[task] ?? null) : TASKS[task].cron;
       this.schedule.set(task, { cron, job: null, last_run_at: null, last_error: null });
     }
+    this.enforcer.use({
+      sets: {
+        allow: () => this.computeSet('allow'),
+        manual: () => this.computeSet('manual'),
+        attack: () => this.computeSet('attack'),
+        feed: () => this.computeSet('feed'),
+        geo: () => this.computeSet('geo'),
+      },
+      geoMode: () => this.geo.mode,
+    });
+  }
+
+  private list(name: ListName, onChange: (list: IpList) => void) {
+    return new IpList(name, this.store.json(`${name}.json`, { entries: [] }), onChange, this.deps.timers);
   }
 
   /** Chooses the backend (`auto`: nftables when root with nft, else monitor-only) and starts every loop. */
@@ -234,18 +241,21 @@ export class ProtectionEngine implements ProtectionProvider {
     await this.refreshConsole();
     await this.tick();
     if (this.geo.mode !== 'off') await this.loadGeo();
-    await this.firewall.apply(this.wanted(), 'all');
-    this.lastApplyAt = this.o.deps.clock();
-    this.dirty.clear();
+    await this.enforcer.applyAll();
     this.startTimers();
     this.startSchedule();
   }
 
   private startTimers() {
-    this.tickTimer = setInterval(() => void this.tick(), this.settings.checkIntervalMs);
-    this.reconcileTimer = setInterval(() => void this.reconcile(), this.settings.reconcileS * 1000);
-    this.consoleTimer = setInterval(() => void this.refreshConsole(), 10 * 60_000);
-    this.consoleTimer.unref();
+    const timers = this.deps.timers;
+    this.cancelTick = timers.every(this.settings.checkIntervalMs, () => void this.tick());
+    this.enforcer.startReconcile(this.settings.reconcileS);
+    this.cancelConsole = timers.every(10 * 60_000, () => void this.refreshConsole(), { unref: true });
+  }
+
+  private stopTimers() {
+    this.cancelTick?.();
+    this.cancelConsole?.();
   }
 
   private startSchedule() {
@@ -259,11 +269,9 @@ export class ProtectionEngine implements ProtectionProvider {
   configure(next: ProtectionSettings): void {
     const feedsChanged = JSON.stringify(next.feeds) !== JSON.stringify(this.settings.feeds);
     this.settings = next;
-    if (next.backend !== 'auto' && next.backend !== this.firewall.kind)
+    if (next.backend !== 'auto' && next.backend !== this.enforcer.firewall.kind)
       this.o.log('warn', `protection.backend changed to ${next.backend}: restart the agent to switch backends`);
-    clearInterval(this.tickTimer);
-    clearInterval(this.reconcileTimer);
-    clearInterval(this.consoleTimer);
+    this.stopTimers();
     if (feedsChanged) {
       this.loadFeeds();
       this.markDirty('feed');
@@ -273,10 +281,8 @@ export class ProtectionEngine implements ProtectionProvider {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.tickTimer);
-    clearInterval(this.reconcileTimer);
-    clearInterval(this.consoleTimer);
-    clearTimeout(this.applyTimer);
+    this.stopTimers();
+    this.enforcer.halt();
     for (const s of this.schedule.values()) s.job?.stop();
     for (const t of this.tails.values()) t.close();
     try {
@@ -287,48 +293,19 @@ export class ProtectionEngine implements ProtectionProvider {
       this.o.log('error', `protection: state not saved on stop: ${(err as Error).message}`);
     } finally {
       // The table goes whatever happened to the state files.
-      await this.firewall.remove();
+      await this.enforcer.remove();
     }
   }
 
   // ---- enforcement ----
 
   private markDirty(...sets: SetName[]) {
-    for (const s of sets) {
-      this.dirty.add(s);
-      this.wantedCache.delete(s);
-    }
-    if (this.applyTimer || this.stopped) return;
-    // Changes within 20 ms go out as one nft transaction.
-    this.applyTimer = setTimeout(() => void this.applyDirty(), 20);
-  }
-
-  private async applyDirty() {
-    this.applyTimer = undefined;
-    const sets = [...this.dirty];
-    this.dirty.clear();
-    if (sets.length === 0) return;
-    try {
-      await this.firewall.apply(this.wanted(), sets);
-      this.applyError = null;
-      this.lastApplyAt = this.o.deps.clock();
-    } catch (err) {
-      this.applyError = (err as Error).message;
-      this.o.log('error', `protection: applying ${sets.join(', ')} failed: ${this.applyError}`);
-    }
+    this.enforcer.markDirty(...sets);
   }
 
   /** Waits until pending changes are in the firewall (tests, bench). */
-  async settle(): Promise<void> {
-    if (this.applyTimer) {
-      clearTimeout(this.applyTimer);
-      await this.applyDirty();
-    }
-  }
-
-  private async reconcile() {
-    if (this.stopped) return;
-    await this.firewall.reconcile(this.wanted());
+  settle(): Promise<void> {
+    return this.enforcer.settle();
   }
 
   /** Addresses never blocked: the whitelist, active SSH peers and the console. */
@@ -351,7 +328,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private computeSet(name: SetName): Element[] {
-    const now = this.o.deps.clock();
+    const now = this.deps.clock();
     const notWhitelisted = (net: Network) => this.lists.whitelist.covering(net) === null;
     switch (name) {
       case 'allow':
@@ -389,16 +366,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   wanted(): WantedState {
-    const sets = {} as Record<SetName, Element[]>;
-    for (const name of SET_NAMES) {
-      let s = this.wantedCache.get(name);
-      if (!s) {
-        s = this.computeSet(name);
-        this.wantedCache.set(name, s);
-      }
-      sets[name] = s;
-    }
-    return { sets, geoMode: this.geo.mode };
+    return this.enforcer.wanted();
   }
 
   private async refreshConsole() {
@@ -409,7 +377,7 @@ export class ProtectionEngine implements ProtectionProvider {
         const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
         const direct = parseAddress(host);
         if (direct) next.add(direct.text);
-        else for (const a of await lookup(host, { all: true })) next.add(parseAddress(a.address)?.text ?? a.address);
+        else for (const a of await this.deps.resolve(host)) next.add(parseAddress(a)?.text ?? a);
       } catch (err) {
         this.errors.console = `cannot resolve the console address: ${(err as Error).message}`;
         return;
@@ -428,7 +396,7 @@ export class ProtectionEngine implements ProtectionProvider {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const now = this.o.deps.clock();
+      const now = this.deps.clock();
       for (const l of Object.values(this.lists)) l.expire(now);
       await this.checkTraffic(now);
       await this.checkSockets(now);
@@ -451,7 +419,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private async socketScanNeeded(now: number): Promise<boolean> {
     let snmp: string;
     try {
-      snmp = await this.o.deps.host.read('/proc/net/snmp');
+      snmp = await this.deps.host.read('/proc/net/snmp');
     } catch {
       return true;
     }
@@ -477,9 +445,7 @@ export class ProtectionEngine implements ProtectionProvider {
     }
     let texts: string[];
     try {
-      texts = await Promise.all(
-        ['/proc/net/tcp', '/proc/net/tcp6'].map((p) => this.o.deps.host.read(p).catch(() => '')),
-      );
+      texts = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((p) => this.deps.host.read(p).catch(() => '')));
     } catch {
       return;
     }
@@ -510,7 +476,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private async checkTraffic(now: number) {
     let text: string;
     try {
-      text = await this.o.deps.host.read('/proc/net/dev');
+      text = await this.deps.host.read('/proc/net/dev');
     } catch {
       return;
     }
@@ -588,7 +554,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private matchLines(file: string, lines: string[]) {
-    const now = this.o.deps.clock();
+    const now = this.deps.clock();
     const states = this.patternsByFile().get(file) ?? [];
     for (const line of lines) {
       for (const s of states) {
@@ -639,7 +605,7 @@ export class ProtectionEngine implements ProtectionProvider {
       if (r === 'banned') outcome.banned++;
       else if (r === 'allowed') outcome.kept++;
     }
-    const enforce = this.firewall.kind === 'nftables' ? '' : ' (monitor-only: not enforced)';
+    const enforce = this.enforcer.firewall.kind === 'nftables' ? '' : ' (monitor-only: not enforced)';
     const banned = attack.sources.length - outcome.kept;
     attack.action =
       banned > 0
@@ -649,7 +615,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private isBanned(net: Network): boolean {
-    const now = this.o.deps.clock();
+    const now = this.deps.clock();
     const hit = this.lists.blacklist.covering(net);
     if (!hit) return false;
     const e = [...this.lists.blacklist.stored()].find((x) => x.net.text === hit.text);
@@ -705,12 +671,12 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private saveOffences() {
-    writeFileAtomic(join(this.dir, 'offences.json'), JSON.stringify(Object.fromEntries(this.offences)));
+    this.store.json('offences.json', {}).write(Object.fromEntries(this.offences));
   }
 
   private saveBaseline() {
     if (!this.baseline.changed) return;
-    writeFileAtomic(join(this.dir, 'baseline.json'), JSON.stringify(this.baseline.export()));
+    this.store.json<unknown>('baseline.json', null).write(this.baseline.export());
     this.baseline.changed = false;
   }
 
@@ -720,7 +686,7 @@ export class ProtectionEngine implements ProtectionProvider {
     const wanted = this.wanted();
     const count = (name: SetName) => wanted.sets[name].length;
     return {
-      backend: this.firewall.kind,
+      backend: this.enforcer.firewall.kind,
       backend_reason: this.backendReason,
       whitelist: this.lists.whitelist.size,
       blacklist: this.lists.blacklist.size,
@@ -740,10 +706,7 @@ export class ProtectionEngine implements ProtectionProvider {
       patterns: this.patterns.size,
       baseline_samples: this.baseline.samples(),
       rates: { rx_pps: Math.round(this.rates.pps), rx_bps: Math.round(this.rates.bps) },
-      counters: this.firewall.counters(),
-      drift: this.firewall.drift(),
-      last_apply_at: this.lastApplyAt,
-      last_apply_error: this.applyError,
+      ...this.enforcer.status(),
       errors: { ...this.errors },
     };
   }
@@ -768,13 +731,13 @@ export class ProtectionEngine implements ProtectionProvider {
     const input = parseEntryInput(body);
     const why = this.refusal(name)?.(input.net);
     if (why) throw new InputError(why);
-    const r = this.lists[name].add(input, 'manual', this.o.deps.clock());
+    const r = this.lists[name].add(input, 'manual', this.deps.clock());
     return { added: r.added, entry: r.entry };
   }
 
   importEntries(name: ListName, body: unknown) {
     const items = importItems(body);
-    return this.lists[name].import(items, 'import', this.o.deps.clock(), this.refusal(name));
+    return this.lists[name].import(items, 'import', this.deps.clock(), this.refusal(name));
   }
 
   /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
@@ -816,7 +779,7 @@ export class ProtectionEngine implements ProtectionProvider {
     if (mode === 'allow' && countries.length === 0)
       throw new InputError('countries: allow mode needs at least one country, or every other address would be dropped');
     this.geo = { mode, countries };
-    writeFileAtomic(join(this.dir, 'geo.json'), JSON.stringify(this.geo));
+    this.store.json('geo.json', this.geo).write(this.geo);
     await this.loadGeo();
     return this.geoMode();
   }
@@ -865,7 +828,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private loadFeeds() {
     const old = this.feeds;
     this.feeds = new Map();
-    mkdirSync(join(this.dir, 'feeds'), { recursive: true, mode: 0o700 });
+    const files = this.store.sub('feeds');
     for (const def of this.settings.feeds) {
       const prev = old.get(def.name);
       const f: FeedState =
@@ -885,8 +848,7 @@ export class ProtectionEngine implements ProtectionProvider {
       f.enabled = !this.autofetch.disabled.includes(def.name);
       if (!prev) {
         try {
-          const saved = readFileSync(join(this.dir, 'feeds', `${def.name}.txt`), 'utf8');
-          const parsed = parseFeed(saved);
+          const parsed = parseFeed(files.text(`${def.name}.txt`).read() ?? '');
           f.elements = parsed.networks.map((n) => elementOf(n));
           f.entries = f.elements.length;
         } catch {}
@@ -915,7 +877,7 @@ export class ProtectionEngine implements ProtectionProvider {
       f.enabled = (o.enabled as boolean | undefined) ?? !f.enabled;
       this.autofetch.disabled = [...this.feeds.values()].filter((x) => !x.enabled).map((x) => x.name);
     } else this.autofetch.enabled = (o.enabled as boolean | undefined) ?? !this.autofetch.enabled;
-    writeFileAtomic(join(this.dir, 'autofetch.json'), JSON.stringify(this.autofetch));
+    this.store.json('autofetch.json', this.autofetch).write(this.autofetch);
     this.markDirty('feed');
     return this.autofetchState();
   }
@@ -926,7 +888,7 @@ export class ProtectionEngine implements ProtectionProvider {
     const targets = [...this.feeds.values()].filter((f) => (only ? f.name === only : f.enabled));
     await Promise.all(
       targets.map(async (f) => {
-        f.last_fetch_at = this.o.deps.clock();
+        f.last_fetch_at = this.deps.clock();
         try {
           const parsed = parseFeed(await fetchText(f.url, FEED_TIMEOUT_MS));
           if (parsed.networks.length === 0)
@@ -934,12 +896,12 @@ export class ProtectionEngine implements ProtectionProvider {
           f.elements = parsed.networks.map((n) => elementOf(n));
           f.entries = f.elements.length;
           f.invalid = parsed.invalid;
-          f.last_ok_at = this.o.deps.clock();
+          f.last_ok_at = this.deps.clock();
           f.last_error = null;
-          writeFileAtomic(
-            join(this.dir, 'feeds', `${f.name}.txt`),
-            `${parsed.networks.map((n) => n.text).join('\n')}\n`,
-          );
+          this.store
+            .sub('feeds')
+            .text(`${f.name}.txt`)
+            .write(`${parsed.networks.map((n) => n.text).join('\n')}\n`);
         } catch (err) {
           f.last_error = `${(err as Error).message}; the previous list (${f.entries} entries) is kept`;
           this.o.log('warn', `protection: feed ${f.name}: ${f.last_error}`);
@@ -987,15 +949,12 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private saveSchedule() {
-    writeFileAtomic(
-      join(this.dir, 'schedule.json'),
-      JSON.stringify(Object.fromEntries([...this.schedule].map(([t, s]) => [t, s.cron]))),
-    );
+    this.store.json('schedule.json', {}).write(Object.fromEntries([...this.schedule].map(([t, s]) => [t, s.cron])));
   }
 
   private async runTask(task: TaskName) {
     const s = this.schedule.get(task)!;
-    s.last_run_at = this.o.deps.clock();
+    s.last_run_at = this.deps.clock();
     try {
       if (task === 'autofetch') {
         if (this.autofetch.enabled) await this.fetchFeeds();
@@ -1037,7 +996,7 @@ export class ProtectionEngine implements ProtectionProvider {
 
   private savePatterns() {
     const list = [...this.patterns.values()].map(({ pattern: { re: _re, ...p } }) => p);
-    writeFileAtomic(join(this.dir, 'patterns.json'), JSON.stringify(list));
+    this.store.json('patterns.json', list).write(list);
   }
 
   async addPattern(body: unknown) {
@@ -1078,7 +1037,7 @@ export class ProtectionEngine implements ProtectionProvider {
       done: 0,
       added: 0,
       skipped: 0,
-      started_at: this.o.deps.clock(),
+      started_at: this.deps.clock(),
       finished_at: null,
       error: null,
     };
@@ -1094,13 +1053,13 @@ export class ProtectionEngine implements ProtectionProvider {
         const r = this.lists.blacklist.import(
           chunk.map((ip) => ({ ip, note: `sources of attack ${attack.id} (${attack.kind})` })),
           'attack',
-          this.o.deps.clock(),
+          this.deps.clock(),
           (net) => this.isAllowed(net),
         );
         job.added += r.added;
         job.skipped += r.skipped + r.invalid;
         job.done += chunk.length;
-        await new Promise((resolve) => setImmediate(resolve));
+        await this.deps.timers.yield();
       }
       await this.settle();
       job.state = 'done';
@@ -1108,7 +1067,7 @@ export class ProtectionEngine implements ProtectionProvider {
       job.state = 'failed';
       job.error = (err as Error).message;
     }
-    job.finished_at = this.o.deps.clock();
+    job.finished_at = this.deps.clock();
   }
 
   blacklistStatus() {
