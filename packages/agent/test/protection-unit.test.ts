@@ -63,6 +63,8 @@ describe('lists', () => {
       assert.ok(again.remove(parseNetwork('2001:db8::1')));
       assert.equal(again.clear('import'), 1);
       assert.equal(again.size, 1);
+      // Writes the pending save now: its timer would otherwise fire after the directory is gone.
+      again.flush();
       const timed = new IpList('t', null);
       timed.add({ net: parseNetwork('192.0.2.9'), ttl_s: 5 }, 'attack', 0);
       assert.equal(timed.expire(5000).length, 1);

@@ -4,8 +4,9 @@ import type { AlertEvent } from '../alerter/alerter.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
 import { type Attack, AttackLog } from './attacks.js';
-import { type Cancel, type ProtectionDeps, protectionDeps } from './context.js';
+import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
 import { Enforcer } from './enforcer.js';
+import { Conflict, NotFound, objectBody } from './errors.js';
 import { fetchText, parseFeed } from './feeds.js';
 import { FileTail, untailable } from './file-tail.js';
 import {
@@ -21,7 +22,8 @@ import {
   type WantedState,
 } from './firewall.js';
 import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
-import { type EntrySource, IpList, importItems, parseEntryInput } from './lists.js';
+import { Guard } from './guard.js';
+import { ListBook, type ListName } from './list-book.js';
 import {
   type BlockPattern,
   boundRegexBacktracking,
@@ -32,14 +34,15 @@ import {
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from './net.js';
+import { InputError, type Network, parseAddress, sharedPrefix } from './net.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
 import { StateStore } from './store.js';
 import { Baseline, parseNetDev } from './traffic.js';
 
-export type ListName = 'whitelist' | 'blacklist' | 'never-add' | 'never-remove';
+export { Conflict, NotFound } from './errors.js';
+export type { ListName } from './list-book.js';
 
 export interface EngineOptions {
   /** The daemon's deps; timers and DNS default to the real ones when absent. */
@@ -96,7 +99,8 @@ const FEED_TIMEOUT_MS = 30_000;
 
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
 export class ProtectionEngine implements ProtectionProvider {
-  readonly lists: Record<ListName, IpList>;
+  private book: ListBook;
+  private guard: Guard;
   private store: StateStore;
   private deps: ProtectionDeps;
   private enforcer: Enforcer;
@@ -104,8 +108,6 @@ export class ProtectionEngine implements ProtectionProvider {
   private backendReason: string | null;
   private attacksLog: AttackLog;
   private baseline = new Baseline();
-  private sshPeers = new Set<string>();
-  private consoleIps = new Set<string>();
   private geo: { mode: GeoMode; countries: string[] };
   private geoElements: Element[] = [];
   private geoState: { loading: boolean; ranges: number; error: string | null } = {
@@ -140,6 +142,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private scanGate: { at: number; opens: number } | null = null;
   private cancelTick: Cancel | null = null;
   private cancelConsole: Cancel | null = null;
+  private ctx: FeatureContext;
   private ticking = false;
   private errors: Record<string, string> = {};
   private stopped = false;
@@ -154,17 +157,15 @@ export class ProtectionEngine implements ProtectionProvider {
     this.enforcer = new Enforcer(firewall, this.deps, o.log);
     this.backendReason = backendReason;
     this.store = new StateStore(join(o.stateDir, 'protection'));
-    const onChange = (list: IpList) => {
-      if (list.name === 'whitelist') this.markDirty('allow', 'manual', 'attack', 'feed');
-      else if (list.name === 'blacklist') this.markDirty('manual', 'attack');
-      else this.markDirty('feed');
+    this.ctx = {
+      deps: this.deps,
+      log: o.log,
+      store: this.store,
+      settings: () => this.settings,
+      markDirty: (...sets) => this.enforcer.markDirty(...sets),
     };
-    this.lists = {
-      whitelist: this.list('whitelist', onChange),
-      blacklist: this.list('blacklist', onChange),
-      'never-add': this.list('never-add', onChange),
-      'never-remove': this.list('never-remove', onChange),
-    };
+    this.book = new ListBook(this.ctx, (net) => this.guard.isAllowed(net));
+    this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl);
     this.attacksLog = new AttackLog(this.store.json('attacks.json', {}), o.alert);
     this.geo = this.store
       .json<{ mode: GeoMode; countries: string[] }>('geo.json', { mode: 'off', countries: [] })
@@ -196,18 +197,14 @@ export class ProtectionEngine implements ProtectionProvider {
     }
     this.enforcer.use({
       sets: {
-        allow: () => this.computeSet('allow'),
-        manual: () => this.computeSet('manual'),
-        attack: () => this.computeSet('attack'),
+        allow: () => disjoint(this.guard.elements()),
+        manual: () => this.book.blocked('manual'),
+        attack: () => this.book.blocked('attack'),
         feed: () => this.computeSet('feed'),
         geo: () => this.computeSet('geo'),
       },
       geoMode: () => this.geo.mode,
     });
-  }
-
-  private list(name: ListName, onChange: (list: IpList) => void) {
-    return new IpList(name, this.store.json(`${name}.json`, { entries: [] }), onChange, this.deps.timers);
   }
 
   /** Chooses the backend (`auto`: nftables when root with nft, else monitor-only) and starts every loop. */
@@ -238,7 +235,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private async begin() {
-    await this.refreshConsole();
+    await this.guard.refreshConsole();
     await this.tick();
     if (this.geo.mode !== 'off') await this.loadGeo();
     await this.enforcer.applyAll();
@@ -250,7 +247,7 @@ export class ProtectionEngine implements ProtectionProvider {
     const timers = this.deps.timers;
     this.cancelTick = timers.every(this.settings.checkIntervalMs, () => void this.tick());
     this.enforcer.startReconcile(this.settings.reconcileS);
-    this.cancelConsole = timers.every(10 * 60_000, () => void this.refreshConsole(), { unref: true });
+    this.cancelConsole = timers.every(10 * 60_000, () => void this.guard.refreshConsole(), { unref: true });
   }
 
   private stopTimers() {
@@ -286,7 +283,7 @@ export class ProtectionEngine implements ProtectionProvider {
     for (const s of this.schedule.values()) s.job?.stop();
     for (const t of this.tails.values()) t.close();
     try {
-      for (const l of Object.values(this.lists)) l.flush();
+      this.book.flush();
       this.attacksLog.save();
       this.saveBaseline();
     } catch (err) {
@@ -308,86 +305,33 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.enforcer.settle();
   }
 
-  /** Addresses never blocked: the whitelist, active SSH peers and the console. */
-  private protectedElements(): Element[] {
-    const out: Element[] = [];
-    for (const e of this.lists.whitelist.stored()) out.push(elementOf(e.net));
-    for (const ip of [...this.sshPeers, ...this.consoleIps]) {
-      const n = parseAddress(ip);
-      if (n) out.push(elementOf(n));
-    }
-    return out;
-  }
-
-  private isAllowed(net: Network): string | null {
-    const w = this.lists.whitelist.covering(net);
-    if (w) return `${net.text} is on the whitelist (${w.text}); the whitelist always wins`;
-    if (this.sshPeers.has(net.text)) return `${net.text} is the address of an active SSH session`;
-    if (this.consoleIps.has(net.text)) return `${net.text} is the address of the console this agent enrolled with`;
-    return null;
-  }
-
   private computeSet(name: SetName): Element[] {
-    const now = this.deps.clock();
-    const notWhitelisted = (net: Network) => this.lists.whitelist.covering(net) === null;
     switch (name) {
-      case 'allow':
-        return disjoint(this.protectedElements());
-      case 'manual':
-      case 'attack': {
-        const out: Element[] = [];
-        for (const e of this.lists.blacklist.stored()) {
-          const origin = e.source === 'attack' ? 'attack' : 'manual';
-          if (origin !== name || (e.expires_at !== undefined && e.expires_at <= now) || !notWhitelisted(e.net))
-            continue;
-          out.push(elementOf(e.net, e.expires_at));
-        }
-        return disjoint(out);
-      }
       case 'feed': {
         if (!this.autofetch.enabled) return [];
         const out: Element[] = [];
-        const neverAdd = this.lists['never-add'];
+        const neverAdd = this.book.lists['never-add'];
         for (const f of this.feeds.values()) {
           if (!f.enabled) continue;
           for (const e of f.elements) {
             const net = elementNetwork(e);
-            if (net && (neverAdd.covering(net) || !notWhitelisted(net))) continue;
+            if (net && (neverAdd.covering(net) || this.book.whitelisted(net))) continue;
             out.push(e);
           }
         }
-        for (const e of this.lists['never-remove'].stored()) out.push(elementOf(e.net));
+        for (const e of this.book.lists['never-remove'].stored()) out.push(elementOf(e.net));
         return disjoint(out);
       }
       case 'geo':
         if (this.geo.mode === 'off') return [];
         return disjoint(this.geo.mode === 'allow' ? [...this.geoElements, ...RESERVED] : this.geoElements);
+      default:
+        return [];
     }
   }
 
   wanted(): WantedState {
     return this.enforcer.wanted();
-  }
-
-  private async refreshConsole() {
-    const url = this.o.consoleUrl();
-    const next = new Set<string>();
-    if (url) {
-      try {
-        const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-        const direct = parseAddress(host);
-        if (direct) next.add(direct.text);
-        else for (const a of await this.deps.resolve(host)) next.add(parseAddress(a)?.text ?? a);
-      } catch (err) {
-        this.errors.console = `cannot resolve the console address: ${(err as Error).message}`;
-        return;
-      }
-    }
-    delete this.errors.console;
-    if ([...next].join() !== [...this.consoleIps].join()) {
-      this.consoleIps = next;
-      this.markDirty('allow');
-    }
   }
 
   // ---- detection ----
@@ -397,7 +341,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.ticking = true;
     try {
       const now = this.deps.clock();
-      for (const l of Object.values(this.lists)) l.expire(now);
+      this.book.expire(now);
       await this.checkTraffic(now);
       await this.checkSockets(now);
       this.checkLogs();
@@ -451,10 +395,7 @@ export class ProtectionEngine implements ProtectionProvider {
     }
     const table = countSockets(texts, this.settings.sshPorts);
     this.lastSockets = table;
-    if ([...table.sshPeers].sort().join() !== [...this.sshPeers].sort().join()) {
-      this.sshPeers = table.sshPeers;
-      this.markDirty('allow');
-    }
+    this.guard.setSshPeers(table.sshPeers);
     const floods: Record<'conn_flood' | 'syn_flood', { ip: string; hits: number }[]> = {
       conn_flood: [],
       syn_flood: [],
@@ -463,7 +404,7 @@ export class ProtectionEngine implements ProtectionProvider {
       // A banned source's dead connections linger in the table until they time out; they are handled.
       if (c.established >= this.settings.connLimit || c.synRecv >= this.settings.synLimit) {
         const net = parseAddress(ip);
-        if (net && this.isBanned(net)) continue;
+        if (net && this.book.isBanned(net)) continue;
       }
       if (c.established >= this.settings.connLimit) floods.conn_flood.push({ ip, hits: c.established });
       if (c.synRecv >= this.settings.synLimit) floods.syn_flood.push({ ip, hits: c.synRecv });
@@ -614,19 +555,11 @@ export class ProtectionEngine implements ProtectionProvider {
     if (isNew) this.attacksLog.announce(attack);
   }
 
-  private isBanned(net: Network): boolean {
-    const now = this.deps.clock();
-    const hit = this.lists.blacklist.covering(net);
-    if (!hit) return false;
-    const e = [...this.lists.blacklist.stored()].find((x) => x.net.text === hit.text);
-    return e !== undefined && (e.expires_at === undefined || e.expires_at > now);
-  }
-
   /** Bans one address for a growing time; may ban its /24 or /64 when many neighbours are banned too. */
   private ban(net: Network, why: string, now: number, baseS?: number): 'banned' | 'allowed' | 'already' {
-    if (this.isAllowed(net)) return 'allowed';
-    const existing = this.lists.blacklist.covering(net);
-    const black = this.lists.blacklist;
+    if (this.guard.isAllowed(net)) return 'allowed';
+    const existing = this.book.blacklist.covering(net);
+    const black = this.book.blacklist;
     if (existing && existing.text !== net.text) return 'already';
     const stored = [...black.stored()].find((e) => e.net.text === net.text);
     if (stored && (stored.source !== 'attack' || (stored.expires_at ?? 0) - now > 60_000)) return 'already';
@@ -644,7 +577,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.saveOffences();
     if (this.settings.prefixBanAt > 0) {
       const prefix = sharedPrefix(net);
-      if (!black.has(prefix) && !this.isAllowed(prefix)) {
+      if (!black.has(prefix) && !this.guard.isAllowed(prefix)) {
         let n = 0;
         let longest = 0;
         for (const e of black.stored()) {
@@ -688,10 +621,10 @@ export class ProtectionEngine implements ProtectionProvider {
     return {
       backend: this.enforcer.firewall.kind,
       backend_reason: this.backendReason,
-      whitelist: this.lists.whitelist.size,
-      blacklist: this.lists.blacklist.size,
+      whitelist: this.book.whitelist.size,
+      blacklist: this.book.blacklist.size,
       blocked: { manual: count('manual'), attack: count('attack'), feed: count('feed'), geo: count('geo') },
-      protected: { ssh_sessions: this.sshPeers.size, console: this.consoleIps.size },
+      protected: this.guard.counts(),
       geo: { mode: this.geo.mode, countries: this.geo.countries, ...this.geoState },
       autofetch: {
         enabled: this.autofetch.enabled,
@@ -707,7 +640,7 @@ export class ProtectionEngine implements ProtectionProvider {
       baseline_samples: this.baseline.samples(),
       rates: { rx_pps: Math.round(this.rates.pps), rx_bps: Math.round(this.rates.bps) },
       ...this.enforcer.status(),
-      errors: { ...this.errors },
+      errors: { ...(this.guard.error ? { console: this.guard.error } : {}), ...this.errors },
     };
   }
 
@@ -723,43 +656,23 @@ export class ProtectionEngine implements ProtectionProvider {
   // ---- control API ----
 
   listEntries(name: ListName) {
-    return { entries: this.lists[name].list() };
+    return this.book.listEntries(name);
   }
 
   addEntry(name: ListName, body: unknown) {
-    if (Array.isArray(body) || typeof body === 'string') return this.importEntries(name, body);
-    const input = parseEntryInput(body);
-    const why = this.refusal(name)?.(input.net);
-    if (why) throw new InputError(why);
-    const r = this.lists[name].add(input, 'manual', this.deps.clock());
-    return { added: r.added, entry: r.entry };
+    return this.book.addEntry(name, body);
   }
 
   importEntries(name: ListName, body: unknown) {
-    const items = importItems(body);
-    return this.lists[name].import(items, 'import', this.deps.clock(), this.refusal(name));
-  }
-
-  /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
-  private refusal(name: ListName): ((net: Network) => string | null) | undefined {
-    if (name === 'blacklist') return (net) => refuseEverything(net) ?? this.isAllowed(net);
-    if (name === 'never-remove') return refuseEverything;
-    return undefined;
+    return this.book.importEntries(name, body);
   }
 
   removeEntry(name: ListName, ip: unknown) {
-    const net = parseNetwork(ip);
-    if (!this.lists[name].remove(net))
-      throw new NotFound(
-        `${net.text} is not on the ${name === 'whitelist' || name === 'blacklist' ? name : `${name} list`}`,
-      );
-    return { removed: net.text };
+    return this.book.removeEntry(name, ip);
   }
 
   clearList(name: ListName, source?: unknown) {
-    if (source !== undefined && !['manual', 'attack', 'feed', 'import'].includes(String(source)))
-      throw new InputError('source: expected manual, attack, feed or import');
-    return { removed: this.lists[name].clear(source as EntrySource | undefined) };
+    return this.book.clearList(name, source);
   }
 
   geoMode() {
@@ -959,7 +872,7 @@ export class ProtectionEngine implements ProtectionProvider {
       if (task === 'autofetch') {
         if (this.autofetch.enabled) await this.fetchFeeds();
       } else if (task === 'baseline-save') this.saveBaseline();
-      else this.lists.blacklist.clear('attack');
+      else this.book.blacklist.clear('attack');
       s.last_error = null;
     } catch (err) {
       s.last_error = (err as Error).message;
@@ -1050,11 +963,11 @@ export class ProtectionEngine implements ProtectionProvider {
     try {
       for (let i = 0; i < sources.length; i += 50) {
         const chunk = sources.slice(i, i + 50);
-        const r = this.lists.blacklist.import(
+        const r = this.book.blacklist.import(
           chunk.map((ip) => ({ ip, note: `sources of attack ${attack.id} (${attack.kind})` })),
           'attack',
           this.deps.clock(),
-          (net) => this.isAllowed(net),
+          (net) => this.guard.isAllowed(net),
         );
         job.added += r.added;
         job.skipped += r.skipped + r.invalid;
@@ -1077,17 +990,6 @@ export class ProtectionEngine implements ProtectionProvider {
   settingsSummary() {
     return { ...this.settings };
   }
-}
-
-/** A missing list entry or pattern: answered 404. */
-export class NotFound extends Error {}
-/** A request that clashes with work in progress: answered 409. */
-export class Conflict extends Error {}
-
-function objectBody(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new InputError('body: expected a JSON object');
-  return body as Record<string, unknown>;
 }
 
 function parseTask(raw: unknown): TaskName {
