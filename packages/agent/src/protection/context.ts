@@ -57,4 +57,6 @@ export interface FeatureContext {
   settings: () => ProtectionSettings;
   /** Tells the enforcer that these nftables sets must be recomputed and applied. */
   markDirty: (...sets: SetName[]) => void;
+  /** Waits until the marked sets are in the firewall. */
+  settle: () => Promise<void>;
 }

@@ -4,24 +4,21 @@ import type { AlertEvent } from '../alerter/alerter.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
 import { type Attack, AttackLog } from './attacks.js';
+import { Autofetch } from './autofetch.js';
 import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
 import { Enforcer } from './enforcer.js';
 import { Conflict, NotFound, objectBody } from './errors.js';
-import { fetchText, parseFeed } from './feeds.js';
 import { FileTail, untailable } from './file-tail.js';
 import {
   disjoint,
-  type Element,
-  elementOf,
   type Firewall,
-  type GeoMode,
   monitorFirewall,
   nftablesAvailable,
   nftablesFirewall,
   type SetName,
   type WantedState,
 } from './firewall.js';
-import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
+import { GeoFilter } from './geo-filter.js';
 import { Guard } from './guard.js';
 import { ListBook, type ListName } from './list-book.js';
 import {
@@ -64,18 +61,6 @@ export const TASKS = {
 } as const;
 export type TaskName = keyof typeof TASKS;
 
-interface FeedState {
-  name: string;
-  url: string;
-  enabled: boolean;
-  entries: number;
-  invalid: number;
-  last_fetch_at: number | null;
-  last_ok_at: number | null;
-  last_error: string | null;
-  elements: Element[];
-}
-
 interface PatternState {
   pattern: CompiledPattern;
   counter: HitCounter;
@@ -95,8 +80,6 @@ export interface BlacklistJob {
   error: string | null;
 }
 
-const FEED_TIMEOUT_MS = 30_000;
-
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
 export class ProtectionEngine implements ProtectionProvider {
   private book: ListBook;
@@ -108,15 +91,8 @@ export class ProtectionEngine implements ProtectionProvider {
   private backendReason: string | null;
   private attacksLog: AttackLog;
   private baseline = new Baseline();
-  private geo: { mode: GeoMode; countries: string[] };
-  private geoElements: Element[] = [];
-  private geoState: { loading: boolean; ranges: number; error: string | null } = {
-    loading: false,
-    ranges: 0,
-    error: null,
-  };
-  private autofetch: { enabled: boolean; disabled: string[] };
-  private feeds = new Map<string, FeedState>();
+  private geo: GeoFilter;
+  private feeds: Autofetch;
   private patterns = new Map<string, PatternState>();
   private tails = new Map<string, FileTail>();
   private schedule = new Map<
@@ -163,14 +139,13 @@ export class ProtectionEngine implements ProtectionProvider {
       store: this.store,
       settings: () => this.settings,
       markDirty: (...sets) => this.enforcer.markDirty(...sets),
+      settle: () => this.enforcer.settle(),
     };
     this.book = new ListBook(this.ctx, (net) => this.guard.isAllowed(net));
     this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl);
+    this.geo = new GeoFilter(this.ctx);
+    this.feeds = new Autofetch(this.ctx, this.book);
     this.attacksLog = new AttackLog(this.store.json('attacks.json', {}), o.alert);
-    this.geo = this.store
-      .json<{ mode: GeoMode; countries: string[] }>('geo.json', { mode: 'off', countries: [] })
-      .read();
-    this.autofetch = this.store.json('autofetch.json', { enabled: false, disabled: [] as string[] }).read();
     for (const [ip, v] of Object.entries(
       this.store.json<Record<string, { count: number; last_at: number }>>('offences.json', {}).read(),
     ))
@@ -182,7 +157,6 @@ export class ProtectionEngine implements ProtectionProvider {
     } catch (err) {
       o.log('warn', `protection: the saved baseline is not usable (${(err as Error).message}); learning afresh`);
     }
-    this.loadFeeds();
     for (const p of this.store.json<BlockPattern[]>('patterns.json', []).read()) {
       try {
         this.installPattern(parsePatternInput(p));
@@ -200,8 +174,8 @@ export class ProtectionEngine implements ProtectionProvider {
         allow: () => disjoint(this.guard.elements()),
         manual: () => this.book.blocked('manual'),
         attack: () => this.book.blocked('attack'),
-        feed: () => this.computeSet('feed'),
-        geo: () => this.computeSet('geo'),
+        feed: () => this.feeds.elements(),
+        geo: () => this.geo.elements(),
       },
       geoMode: () => this.geo.mode,
     });
@@ -237,7 +211,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private async begin() {
     await this.guard.refreshConsole();
     await this.tick();
-    if (this.geo.mode !== 'off') await this.loadGeo();
+    if (this.geo.mode !== 'off') await this.geo.load();
     await this.enforcer.applyAll();
     this.startTimers();
     this.startSchedule();
@@ -270,7 +244,7 @@ export class ProtectionEngine implements ProtectionProvider {
       this.o.log('warn', `protection.backend changed to ${next.backend}: restart the agent to switch backends`);
     this.stopTimers();
     if (feedsChanged) {
-      this.loadFeeds();
+      this.feeds.load(next.feeds);
       this.markDirty('feed');
     }
     this.startTimers();
@@ -303,31 +277,6 @@ export class ProtectionEngine implements ProtectionProvider {
   /** Waits until pending changes are in the firewall (tests, bench). */
   settle(): Promise<void> {
     return this.enforcer.settle();
-  }
-
-  private computeSet(name: SetName): Element[] {
-    switch (name) {
-      case 'feed': {
-        if (!this.autofetch.enabled) return [];
-        const out: Element[] = [];
-        const neverAdd = this.book.lists['never-add'];
-        for (const f of this.feeds.values()) {
-          if (!f.enabled) continue;
-          for (const e of f.elements) {
-            const net = elementNetwork(e);
-            if (net && (neverAdd.covering(net) || this.book.whitelisted(net))) continue;
-            out.push(e);
-          }
-        }
-        for (const e of this.book.lists['never-remove'].stored()) out.push(elementOf(e.net));
-        return disjoint(out);
-      }
-      case 'geo':
-        if (this.geo.mode === 'off') return [];
-        return disjoint(this.geo.mode === 'allow' ? [...this.geoElements, ...RESERVED] : this.geoElements);
-      default:
-        return [];
-    }
   }
 
   wanted(): WantedState {
@@ -625,17 +574,8 @@ export class ProtectionEngine implements ProtectionProvider {
       blacklist: this.book.blacklist.size,
       blocked: { manual: count('manual'), attack: count('attack'), feed: count('feed'), geo: count('geo') },
       protected: this.guard.counts(),
-      geo: { mode: this.geo.mode, countries: this.geo.countries, ...this.geoState },
-      autofetch: {
-        enabled: this.autofetch.enabled,
-        feeds: [...this.feeds.values()].map((f) => ({
-          name: f.name,
-          enabled: f.enabled,
-          entries: f.entries,
-          last_ok_at: f.last_ok_at,
-          last_error: f.last_error,
-        })),
-      },
+      geo: this.geo.view(),
+      autofetch: this.feeds.summary(),
       patterns: this.patterns.size,
       baseline_samples: this.baseline.samples(),
       rates: { rx_pps: Math.round(this.rates.pps), rx_bps: Math.round(this.rates.bps) },
@@ -676,50 +616,15 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   geoMode() {
-    return { mode: this.geo.mode, countries: this.geo.countries, ...this.geoState };
+    return this.geo.view();
   }
 
-  async setGeo(body: unknown) {
-    const o = objectBody(body);
-    const mode = o.mode ?? this.geo.mode;
-    if (mode !== 'off' && mode !== 'allow' && mode !== 'deny')
-      throw new InputError('mode: expected off, allow or deny');
-    let countries = this.geo.countries;
-    if (o.countries !== undefined) {
-      if (!Array.isArray(o.countries)) throw new InputError('countries: expected a list of two-letter country codes');
-      countries = [...new Set(o.countries.map(parseCountry))].sort();
-    }
-    if (mode === 'allow' && countries.length === 0)
-      throw new InputError('countries: allow mode needs at least one country, or every other address would be dropped');
-    this.geo = { mode, countries };
-    this.store.json('geo.json', this.geo).write(this.geo);
-    await this.loadGeo();
-    return this.geoMode();
+  setGeo(body: unknown) {
+    return this.geo.set(body);
   }
 
-  async toggleCountry(body: unknown) {
-    const cc = parseCountry(objectBody(body).country);
-    const countries = this.geo.countries.includes(cc)
-      ? this.geo.countries.filter((c) => c !== cc)
-      : [...this.geo.countries, cc].sort();
-    return this.setGeo({ mode: this.geo.mode, countries });
-  }
-
-  private async loadGeo() {
-    if (this.geo.mode === 'off' || this.geo.countries.length === 0) {
-      this.geoElements = [];
-      this.geoState = { loading: false, ranges: 0, error: null };
-    } else {
-      this.geoState.loading = true;
-      try {
-        this.geoElements = await loadCountryRanges(new Set(this.geo.countries));
-        this.geoState = { loading: false, ranges: this.geoElements.length, error: null };
-      } catch (err) {
-        this.geoState = { loading: false, ranges: this.geoElements.length, error: (err as Error).message };
-      }
-    }
-    this.markDirty('geo');
-    await this.settle();
+  toggleCountry(body: unknown) {
+    return this.geo.toggle(body);
   }
 
   baselineExport() {
@@ -738,92 +643,17 @@ export class ProtectionEngine implements ProtectionProvider {
     return { deleted: true };
   }
 
-  private loadFeeds() {
-    const old = this.feeds;
-    this.feeds = new Map();
-    const files = this.store.sub('feeds');
-    for (const def of this.settings.feeds) {
-      const prev = old.get(def.name);
-      const f: FeedState =
-        prev && prev.url === def.url
-          ? prev
-          : {
-              name: def.name,
-              url: def.url,
-              enabled: true,
-              entries: 0,
-              invalid: 0,
-              last_fetch_at: null,
-              last_ok_at: null,
-              last_error: null,
-              elements: [],
-            };
-      f.enabled = !this.autofetch.disabled.includes(def.name);
-      if (!prev) {
-        try {
-          const parsed = parseFeed(files.text(`${def.name}.txt`).read() ?? '');
-          f.elements = parsed.networks.map((n) => elementOf(n));
-          f.entries = f.elements.length;
-        } catch {}
-      }
-      this.feeds.set(def.name, f);
-    }
-  }
-
   autofetchState() {
-    return {
-      enabled: this.autofetch.enabled,
-      feeds: [...this.feeds.values()].map(({ elements: _e, ...f }) => f),
-    };
+    return this.feeds.view();
   }
 
   toggleAutofetch(body: unknown) {
-    const o = objectBody(body);
-    if (o.enabled !== undefined && typeof o.enabled !== 'boolean')
-      throw new InputError('enabled: expected true or false');
-    if (o.feed !== undefined) {
-      const f = this.feeds.get(String(o.feed));
-      if (!f)
-        throw new InputError(
-          `feed: unknown feed "${String(o.feed).slice(0, 40)}" (known: ${[...this.feeds.keys()].join(', ')})`,
-        );
-      f.enabled = (o.enabled as boolean | undefined) ?? !f.enabled;
-      this.autofetch.disabled = [...this.feeds.values()].filter((x) => !x.enabled).map((x) => x.name);
-    } else this.autofetch.enabled = (o.enabled as boolean | undefined) ?? !this.autofetch.enabled;
-    this.store.json('autofetch.json', this.autofetch).write(this.autofetch);
-    this.markDirty('feed');
-    return this.autofetchState();
+    return this.feeds.toggle(body);
   }
 
   /** Fetches the enabled feeds (or one); a failed fetch keeps the previous list and is reported. */
-  async fetchFeeds(only?: string) {
-    if (only !== undefined && !this.feeds.has(only)) throw new InputError(`feed: unknown feed "${only.slice(0, 40)}"`);
-    const targets = [...this.feeds.values()].filter((f) => (only ? f.name === only : f.enabled));
-    await Promise.all(
-      targets.map(async (f) => {
-        f.last_fetch_at = this.deps.clock();
-        try {
-          const parsed = parseFeed(await fetchText(f.url, FEED_TIMEOUT_MS));
-          if (parsed.networks.length === 0)
-            throw new Error(`no IPs or CIDRs in the answer (${parsed.invalid} lines not understood)`);
-          f.elements = parsed.networks.map((n) => elementOf(n));
-          f.entries = f.elements.length;
-          f.invalid = parsed.invalid;
-          f.last_ok_at = this.deps.clock();
-          f.last_error = null;
-          this.store
-            .sub('feeds')
-            .text(`${f.name}.txt`)
-            .write(`${parsed.networks.map((n) => n.text).join('\n')}\n`);
-        } catch (err) {
-          f.last_error = `${(err as Error).message}; the previous list (${f.entries} entries) is kept`;
-          this.o.log('warn', `protection: feed ${f.name}: ${f.last_error}`);
-        }
-      }),
-    );
-    this.markDirty('feed');
-    await this.settle();
-    return this.autofetchState();
+  fetchFeeds(only?: string) {
+    return this.feeds.fetch(only);
   }
 
   scheduleList() {
@@ -870,7 +700,7 @@ export class ProtectionEngine implements ProtectionProvider {
     s.last_run_at = this.deps.clock();
     try {
       if (task === 'autofetch') {
-        if (this.autofetch.enabled) await this.fetchFeeds();
+        if (this.feeds.enabled) await this.feeds.fetch();
       } else if (task === 'baseline-save') this.saveBaseline();
       else this.book.blacklist.clear('attack');
       s.last_error = null;
@@ -996,12 +826,4 @@ function parseTask(raw: unknown): TaskName {
   if (typeof raw !== 'string' || !(raw in TASKS))
     throw new InputError(`task: expected one of ${Object.keys(TASKS).join(', ')}`);
   return raw as TaskName;
-}
-
-function elementNetwork(e: Element): Network | null {
-  // Feed elements come from CIDRs, so start and end always describe one network.
-  const size = e.end - e.start + 1n;
-  const hostBits = size.toString(2).length - 1;
-  const prefix = (e.family === 4 ? 32 : 128) - hostBits;
-  return { text: '', family: e.family, start: e.start, prefix };
 }
