@@ -3,11 +3,11 @@ import { Cron } from 'croner';
 import type { AlertEvent } from '../alerter/alerter.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
-import { type Attack, AttackLog } from './attacks.js';
+import { AttackResponse } from './attack-response.js';
 import { Autofetch } from './autofetch.js';
 import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
 import { Enforcer } from './enforcer.js';
-import { Conflict, NotFound, objectBody } from './errors.js';
+import { NotFound, objectBody } from './errors.js';
 import { FileTail, untailable } from './file-tail.js';
 import {
   disjoint,
@@ -31,7 +31,7 @@ import {
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError, type Network, parseAddress, sharedPrefix } from './net.js';
+import { InputError, parseAddress } from './net.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
@@ -68,17 +68,7 @@ interface PatternState {
   bans: number;
 }
 
-export interface BlacklistJob {
-  state: 'idle' | 'running' | 'done' | 'failed';
-  attack_id: string | null;
-  total: number;
-  done: number;
-  added: number;
-  skipped: number;
-  started_at: number | null;
-  finished_at: number | null;
-  error: string | null;
-}
+export type { BlacklistJob } from './attack-response.js';
 
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
 export class ProtectionEngine implements ProtectionProvider {
@@ -89,7 +79,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private enforcer: Enforcer;
   private settings: ProtectionSettings;
   private backendReason: string | null;
-  private attacksLog: AttackLog;
+  private response: AttackResponse;
   private baseline = new Baseline();
   private geo: GeoFilter;
   private feeds: Autofetch;
@@ -99,18 +89,6 @@ export class ProtectionEngine implements ProtectionProvider {
     TaskName,
     { cron: string | null; job: Cron | null; last_run_at: number | null; last_error: string | null }
   >();
-  private offences = new Map<string, { count: number; last_at: number }>();
-  private job: BlacklistJob = {
-    state: 'idle',
-    attack_id: null,
-    total: 0,
-    done: 0,
-    added: 0,
-    skipped: 0,
-    started_at: null,
-    finished_at: null,
-    error: null,
-  };
   private netPrev: { at: number; counters: Map<string, { rxBytes: number; rxPackets: number }> } | null = null;
   private rates = { pps: 0, bps: 0 };
   private trafficExcess = new Map<string, number>();
@@ -145,11 +123,14 @@ export class ProtectionEngine implements ProtectionProvider {
     this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl);
     this.geo = new GeoFilter(this.ctx);
     this.feeds = new Autofetch(this.ctx, this.book);
-    this.attacksLog = new AttackLog(this.store.json('attacks.json', {}), o.alert);
-    for (const [ip, v] of Object.entries(
-      this.store.json<Record<string, { count: number; last_at: number }>>('offences.json', {}).read(),
-    ))
-      this.offences.set(ip, v);
+    this.response = new AttackResponse(
+      this.ctx,
+      this.book,
+      this.guard,
+      o.alert,
+      firewall.kind === 'nftables',
+      () => this.rates,
+    );
     try {
       const saved = this.store.json<unknown>('baseline.json', null).read();
       if (saved) this.baseline.import(saved);
@@ -258,7 +239,7 @@ export class ProtectionEngine implements ProtectionProvider {
     for (const t of this.tails.values()) t.close();
     try {
       this.book.flush();
-      this.attacksLog.save();
+      this.response.save();
       this.saveBaseline();
     } catch (err) {
       this.o.log('error', `protection: state not saved on stop: ${(err as Error).message}`);
@@ -294,8 +275,8 @@ export class ProtectionEngine implements ProtectionProvider {
       await this.checkTraffic(now);
       await this.checkSockets(now);
       this.checkLogs();
-      this.attacksLog.endQuiet(now, this.settings.attackEndS * 1000);
-      if (this.job.state === 'running' && this.stopped) this.job.state = 'failed';
+      this.response.endQuiet(now);
+      if (this.stopped) this.response.abandonJob();
     } catch (err) {
       this.errors.detection = (err as Error).message;
     } finally {
@@ -334,7 +315,7 @@ export class ProtectionEngine implements ProtectionProvider {
 
   private async checkSockets(now: number) {
     if (!(await this.socketScanNeeded(now))) {
-      if (this.attacksLog.activeCount === 0) return;
+      if (this.response.activeCount === 0) return;
     }
     let texts: string[];
     try {
@@ -359,7 +340,7 @@ export class ProtectionEngine implements ProtectionProvider {
       if (c.synRecv >= this.settings.synLimit) floods.syn_flood.push({ ip, hits: c.synRecv });
     }
     for (const kind of ['conn_flood', 'syn_flood'] as const) {
-      if (floods[kind].length > 0) this.attackFrom(kind, kind, now, floods[kind]);
+      if (floods[kind].length > 0) this.response.report({ key: kind, kind, now, sources: floods[kind] });
     }
   }
 
@@ -398,8 +379,9 @@ export class ProtectionEngine implements ProtectionProvider {
           .map(([ip, s]) => ({ ip, hits: s.established + s.synRecv }))
           .sort((a, b) => b.hits - a.hits)
           .slice(0, 10);
-        this.attackFrom(key, 'traffic', now, top, name, { pps: ipps, bps: ibps }, false);
-      } else if (!this.attacksLog.isActive(key)) this.baseline.learn(name, now, ipps, ibps);
+        const rates = { pps: ipps, bps: ibps };
+        this.response.report({ key, kind: 'traffic', now, sources: top, target: name, rates, ban: false });
+      } else if (!this.response.isActive(key)) this.baseline.learn(name, now, ipps, ibps);
     }
     this.rates = { pps, bps };
   }
@@ -453,107 +435,17 @@ export class ProtectionEngine implements ProtectionProvider {
         s.matches++;
         if (s.counter.hit(ip, now, s.pattern.window_s * 1000, s.pattern.threshold)) {
           s.bans++;
-          this.attackFrom(
-            `log:${s.pattern.name}`,
-            'log_pattern',
+          this.response.report({
+            key: `log:${s.pattern.name}`,
+            kind: 'log_pattern',
             now,
-            [{ ip, hits: s.pattern.threshold }],
-            s.pattern.name,
-            undefined,
-            true,
-            s.pattern.ban_s,
-          );
+            sources: [{ ip, hits: s.pattern.threshold }],
+            target: s.pattern.name,
+            banS: s.pattern.ban_s,
+          });
         }
       }
     }
-  }
-
-  /** Records an attack (new or ongoing) and bans its sources when `ban` is set. */
-  private attackFrom(
-    key: string,
-    kind: string,
-    now: number,
-    sources: { ip: string; hits: number }[],
-    target?: string,
-    rates?: { pps: number; bps: number },
-    ban = true,
-    banS?: number,
-  ) {
-    const { attack, isNew } = this.attacksLog.observe(key, kind, now, sources, rates ?? this.rates, target);
-    if (!ban) {
-      if (isNew) {
-        attack.action = 'alert only: traffic above the baseline';
-        this.attacksLog.announce(attack);
-      }
-      return;
-    }
-    const outcome = { banned: 0, kept: 0 };
-    for (const s of sources) {
-      const net = parseAddress(s.ip);
-      if (!net) continue;
-      const r = this.ban(net, `${kind} ${attack.id}`, now, banS);
-      if (r === 'banned') outcome.banned++;
-      else if (r === 'allowed') outcome.kept++;
-    }
-    const enforce = this.enforcer.firewall.kind === 'nftables' ? '' : ' (monitor-only: not enforced)';
-    const banned = attack.sources.length - outcome.kept;
-    attack.action =
-      banned > 0
-        ? `blacklisted ${banned} source${banned === 1 ? '' : 's'}${enforce}`
-        : 'none: every source is whitelisted or protected';
-    if (isNew) this.attacksLog.announce(attack);
-  }
-
-  /** Bans one address for a growing time; may ban its /24 or /64 when many neighbours are banned too. */
-  private ban(net: Network, why: string, now: number, baseS?: number): 'banned' | 'allowed' | 'already' {
-    if (this.guard.isAllowed(net)) return 'allowed';
-    const existing = this.book.blacklist.covering(net);
-    const black = this.book.blacklist;
-    if (existing && existing.text !== net.text) return 'already';
-    const stored = [...black.stored()].find((e) => e.net.text === net.text);
-    if (stored && (stored.source !== 'attack' || (stored.expires_at ?? 0) - now > 60_000)) return 'already';
-    const o = this.offences.get(net.text);
-    const count = o && now - o.last_at < 30 * 86400_000 ? o.count + 1 : 1;
-    this.offences.set(net.text, { count, last_at: now });
-    if (this.offences.size > 50_000) this.offences.delete(this.offences.keys().next().value!);
-    const base = baseS ?? this.settings.banS;
-    const ttl = Math.min(this.settings.banMaxS, base * 2 ** Math.min(count - 1, 30));
-    black.add(
-      { net, note: `${why}${count > 1 ? ` (offence ${count})` : ''}`, ttl_s: Math.max(1, Math.round(ttl)) },
-      'attack',
-      now,
-    );
-    this.saveOffences();
-    if (this.settings.prefixBanAt > 0) {
-      const prefix = sharedPrefix(net);
-      if (!black.has(prefix) && !this.guard.isAllowed(prefix)) {
-        let n = 0;
-        let longest = 0;
-        for (const e of black.stored()) {
-          if (e.source !== 'attack' || e.net.family !== net.family || e.net.text === prefix.text) continue;
-          if (sharedPrefix(e.net).text === prefix.text) {
-            n++;
-            longest = Math.max(longest, e.expires_at ?? 0);
-          }
-        }
-        if (n >= this.settings.prefixBanAt) {
-          black.add(
-            {
-              net: prefix,
-              note: `prefix ban: ${n} attackers in ${prefix.text}`,
-              ttl_s: Math.max(1, Math.round((longest - now) / 1000)),
-            },
-            'attack',
-            now,
-          );
-        }
-      }
-    }
-    return 'banned';
-  }
-
-  private saveOffences() {
-    this.store.json('offences.json', {}).write(Object.fromEntries(this.offences));
   }
 
   private saveBaseline() {
@@ -585,12 +477,7 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   attacks(): AttackCounts {
-    const last = this.attacksLog.latest();
-    return {
-      active: this.attacksLog.activeCount,
-      total: this.attacksLog.total,
-      last: last ? { id: last.id, kind: last.kind, started_at: last.started_at, ended_at: last.ended_at } : null,
-    };
+    return this.response.counts();
   }
 
   // ---- control API ----
@@ -761,60 +648,16 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   attackList() {
-    return { attacks: this.attacksLog.all(), active: this.attacksLog.activeCount, total: this.attacksLog.total };
+    return this.response.list();
   }
 
   /** Starts blacklisting an attack's sources in the background; progress in `blacklistStatus`. */
   blacklistAttack(body: unknown) {
-    const id = objectBody(body).attack_id;
-    if (typeof id !== 'string' && typeof id !== 'number')
-      throw new InputError('attack_id: expected the id of an attack');
-    const attack = this.attacksLog.find(String(id));
-    if (!attack) throw new InputError(`attack_id: unknown attack "${String(id).slice(0, 60)}"`);
-    if (this.job.state === 'running') throw new Conflict(`blacklisting attack ${this.job.attack_id} is still running`);
-    const sources = attack.sources.map((s) => s.ip);
-    this.job = {
-      state: 'running',
-      attack_id: attack.id,
-      total: sources.length,
-      done: 0,
-      added: 0,
-      skipped: 0,
-      started_at: this.deps.clock(),
-      finished_at: null,
-      error: null,
-    };
-    void this.runBlacklistJob(attack, sources);
-    return { started: true, ...this.job };
-  }
-
-  private async runBlacklistJob(attack: Attack, sources: string[]) {
-    const job = this.job;
-    try {
-      for (let i = 0; i < sources.length; i += 50) {
-        const chunk = sources.slice(i, i + 50);
-        const r = this.book.blacklist.import(
-          chunk.map((ip) => ({ ip, note: `sources of attack ${attack.id} (${attack.kind})` })),
-          'attack',
-          this.deps.clock(),
-          (net) => this.guard.isAllowed(net),
-        );
-        job.added += r.added;
-        job.skipped += r.skipped + r.invalid;
-        job.done += chunk.length;
-        await this.deps.timers.yield();
-      }
-      await this.settle();
-      job.state = 'done';
-    } catch (err) {
-      job.state = 'failed';
-      job.error = (err as Error).message;
-    }
-    job.finished_at = this.deps.clock();
+    return this.response.blacklist(body);
   }
 
   blacklistStatus() {
-    return { ...this.job };
+    return this.response.jobStatus();
   }
 
   settingsSummary() {
