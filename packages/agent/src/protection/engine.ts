@@ -7,8 +7,7 @@ import { AttackResponse } from './attack-response.js';
 import { Autofetch } from './autofetch.js';
 import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
 import { Enforcer } from './enforcer.js';
-import { NotFound, objectBody } from './errors.js';
-import { FileTail, untailable } from './file-tail.js';
+import { objectBody } from './errors.js';
 import {
   disjoint,
   type Firewall,
@@ -21,17 +20,9 @@ import {
 import { GeoFilter } from './geo-filter.js';
 import { Guard } from './guard.js';
 import { ListBook, type ListName } from './list-book.js';
-import {
-  type BlockPattern,
-  boundRegexBacktracking,
-  type CompiledPattern,
-  compilePattern,
-  HitCounter,
-  matchLine,
-  parsePatternInput,
-  SHIPPED_PATTERNS,
-} from './log-patterns.js';
+import { boundRegexBacktracking } from './log-patterns.js';
 import { InputError, parseAddress } from './net.js';
+import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
 import { countSockets, type SocketTable } from './sockets.js';
@@ -61,13 +52,6 @@ export const TASKS = {
 } as const;
 export type TaskName = keyof typeof TASKS;
 
-interface PatternState {
-  pattern: CompiledPattern;
-  counter: HitCounter;
-  matches: number;
-  bans: number;
-}
-
 export type { BlacklistJob } from './attack-response.js';
 
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
@@ -83,8 +67,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private baseline = new Baseline();
   private geo: GeoFilter;
   private feeds: Autofetch;
-  private patterns = new Map<string, PatternState>();
-  private tails = new Map<string, FileTail>();
+  private patterns: PatternWatch;
   private schedule = new Map<
     TaskName,
     { cron: string | null; job: Cron | null; last_run_at: number | null; last_error: string | null }
@@ -131,19 +114,13 @@ export class ProtectionEngine implements ProtectionProvider {
       firewall.kind === 'nftables',
       () => this.rates,
     );
+    this.patterns = new PatternWatch(this.ctx, this.response);
     try {
       const saved = this.store.json<unknown>('baseline.json', null).read();
       if (saved) this.baseline.import(saved);
       this.baseline.changed = false;
     } catch (err) {
       o.log('warn', `protection: the saved baseline is not usable (${(err as Error).message}); learning afresh`);
-    }
-    for (const p of this.store.json<BlockPattern[]>('patterns.json', []).read()) {
-      try {
-        this.installPattern(parsePatternInput(p));
-      } catch (err) {
-        o.log('warn', `protection: pattern ${p.name} not loaded: ${(err as Error).message}`);
-      }
     }
     const savedSchedule = this.store.json<Partial<Record<TaskName, string | null>>>('schedule.json', {}).read();
     for (const task of Object.keys(TASKS) as TaskName[]) {
@@ -236,7 +213,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.stopTimers();
     this.enforcer.halt();
     for (const s of this.schedule.values()) s.job?.stop();
-    for (const t of this.tails.values()) t.close();
+    this.patterns.stop();
     try {
       this.book.flush();
       this.response.save();
@@ -274,7 +251,7 @@ export class ProtectionEngine implements ProtectionProvider {
       this.book.expire(now);
       await this.checkTraffic(now);
       await this.checkSockets(now);
-      this.checkLogs();
+      this.patterns.check();
       this.response.endQuiet(now);
       if (this.stopped) this.response.abandonJob();
     } catch (err) {
@@ -384,68 +361,6 @@ export class ProtectionEngine implements ProtectionProvider {
       } else if (!this.response.isActive(key)) this.baseline.learn(name, now, ipps, ibps);
     }
     this.rates = { pps, bps };
-  }
-
-  private patternsByFile(): Map<string, PatternState[]> {
-    const byFile = new Map<string, PatternState[]>();
-    for (const p of this.patterns.values()) {
-      const list = byFile.get(p.pattern.file) ?? [];
-      list.push(p);
-      byFile.set(p.pattern.file, list);
-    }
-    return byFile;
-  }
-
-  /**
-   * Starts a poll of each pattern file without waiting for it: a file on a stalled file system
-   * holds up only its own tail (the next poll is skipped while one runs), never the detection loop.
-   */
-  private checkLogs() {
-    const byFile = this.patternsByFile();
-    for (const file of byFile.keys()) {
-      let tail = this.tails.get(file);
-      if (!tail) {
-        tail = new FileTail(file, (message) =>
-          this.o.log('warn', `protection: block pattern file skipped: ${message}`),
-        );
-        this.tails.set(file, tail);
-      }
-      tail.poll().then(
-        (lines) => {
-          if (lines && lines.length > 0 && !this.stopped) this.matchLines(file, lines);
-        },
-        (err: Error) => this.o.log('warn', `protection: reading ${file} failed: ${err.message}`),
-      );
-    }
-    for (const [file, tail] of this.tails) {
-      if (!byFile.has(file)) {
-        tail.close();
-        this.tails.delete(file);
-      }
-    }
-  }
-
-  private matchLines(file: string, lines: string[]) {
-    const now = this.deps.clock();
-    const states = this.patternsByFile().get(file) ?? [];
-    for (const line of lines) {
-      for (const s of states) {
-        const ip = matchLine(s.pattern, line);
-        if (!ip) continue;
-        s.matches++;
-        if (s.counter.hit(ip, now, s.pattern.window_s * 1000, s.pattern.threshold)) {
-          s.bans++;
-          this.response.report({
-            key: `log:${s.pattern.name}`,
-            kind: 'log_pattern',
-            now,
-            sources: [{ ip, hits: s.pattern.threshold }],
-            target: s.pattern.name,
-            banS: s.pattern.ban_s,
-          });
-        }
-      }
-    }
   }
 
   private saveBaseline() {
@@ -597,54 +512,15 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   patternList() {
-    return {
-      patterns: [...this.patterns.values()].map((s) => ({
-        name: s.pattern.name,
-        file: s.pattern.file,
-        regex: s.pattern.regex,
-        threshold: s.pattern.threshold,
-        window_s: s.pattern.window_s,
-        ban_s: s.pattern.ban_s,
-        matches: s.matches,
-        bans: s.bans,
-        file_error: this.tails.get(s.pattern.file)?.error ?? null,
-      })),
-      shipped: SHIPPED_PATTERNS.map(({ name, description, file, threshold, window_s, ban_s }) => ({
-        name,
-        description,
-        file,
-        threshold,
-        window_s,
-        ban_s,
-      })),
-    };
+    return this.patterns.list();
   }
 
-  private installPattern(p: BlockPattern) {
-    this.patterns.set(p.name, { pattern: compilePattern(p), counter: new HitCounter(), matches: 0, bans: 0 });
-  }
-
-  private savePatterns() {
-    const list = [...this.patterns.values()].map(({ pattern: { re: _re, ...p } }) => p);
-    this.store.json('patterns.json', list).write(list);
-  }
-
-  async addPattern(body: unknown) {
-    const p = parsePatternInput(body);
-    const why = await untailable(p.file);
-    if (why) throw new InputError(`file: ${why}`);
-    const existed = this.patterns.has(p.name);
-    this.installPattern(p);
-    this.savePatterns();
-    return { added: !existed, pattern: p };
+  addPattern(body: unknown) {
+    return this.patterns.add(body);
   }
 
   removePattern(name: unknown) {
-    if (typeof name !== 'string' || !this.patterns.has(name))
-      throw new NotFound(`no block pattern named "${String(name ?? '').slice(0, 64)}"`);
-    this.patterns.delete(name);
-    this.savePatterns();
-    return { removed: name };
+    return this.patterns.remove(name);
   }
 
   attackList() {
