@@ -6,6 +6,7 @@ import type { Log } from '../log.js';
 import { AttackResponse } from './attack-response.js';
 import { Autofetch } from './autofetch.js';
 import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
+import { Detection } from './detection.js';
 import { Enforcer } from './enforcer.js';
 import { objectBody } from './errors.js';
 import {
@@ -21,13 +22,11 @@ import { GeoFilter } from './geo-filter.js';
 import { Guard } from './guard.js';
 import { ListBook, type ListName } from './list-book.js';
 import { boundRegexBacktracking } from './log-patterns.js';
-import { InputError, parseAddress } from './net.js';
+import { InputError } from './net.js';
 import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import type { ProtectionSettings } from './settings.js';
-import { countSockets, type SocketTable } from './sockets.js';
 import { StateStore } from './store.js';
-import { Baseline, parseNetDev } from './traffic.js';
 
 export { Conflict, NotFound } from './errors.js';
 export type { ListName } from './list-book.js';
@@ -64,7 +63,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private settings: ProtectionSettings;
   private backendReason: string | null;
   private response: AttackResponse;
-  private baseline = new Baseline();
+  private detection: Detection;
   private geo: GeoFilter;
   private feeds: Autofetch;
   private patterns: PatternWatch;
@@ -72,11 +71,6 @@ export class ProtectionEngine implements ProtectionProvider {
     TaskName,
     { cron: string | null; job: Cron | null; last_run_at: number | null; last_error: string | null }
   >();
-  private netPrev: { at: number; counters: Map<string, { rxBytes: number; rxPackets: number }> } | null = null;
-  private rates = { pps: 0, bps: 0 };
-  private trafficExcess = new Map<string, number>();
-  private lastSockets: SocketTable | null = null;
-  private scanGate: { at: number; opens: number } | null = null;
   private cancelTick: Cancel | null = null;
   private cancelConsole: Cancel | null = null;
   private ctx: FeatureContext;
@@ -112,16 +106,10 @@ export class ProtectionEngine implements ProtectionProvider {
       this.guard,
       o.alert,
       firewall.kind === 'nftables',
-      () => this.rates,
+      () => this.detection.rates,
     );
     this.patterns = new PatternWatch(this.ctx, this.response);
-    try {
-      const saved = this.store.json<unknown>('baseline.json', null).read();
-      if (saved) this.baseline.import(saved);
-      this.baseline.changed = false;
-    } catch (err) {
-      o.log('warn', `protection: the saved baseline is not usable (${(err as Error).message}); learning afresh`);
-    }
+    this.detection = new Detection(this.ctx, this.book, this.guard, this.response);
     const savedSchedule = this.store.json<Partial<Record<TaskName, string | null>>>('schedule.json', {}).read();
     for (const task of Object.keys(TASKS) as TaskName[]) {
       const cron = task in savedSchedule ? (savedSchedule[task] ?? null) : TASKS[task].cron;
@@ -217,7 +205,7 @@ export class ProtectionEngine implements ProtectionProvider {
     try {
       this.book.flush();
       this.response.save();
-      this.saveBaseline();
+      this.detection.saveBaseline();
     } catch (err) {
       this.o.log('error', `protection: state not saved on stop: ${(err as Error).message}`);
     } finally {
@@ -249,8 +237,8 @@ export class ProtectionEngine implements ProtectionProvider {
     try {
       const now = this.deps.clock();
       this.book.expire(now);
-      await this.checkTraffic(now);
-      await this.checkSockets(now);
+      await this.detection.checkTraffic(now);
+      await this.detection.checkSockets(now);
       this.patterns.check();
       this.response.endQuiet(now);
       if (this.stopped) this.response.abandonJob();
@@ -259,114 +247,6 @@ export class ProtectionEngine implements ProtectionProvider {
     } finally {
       this.ticking = false;
     }
-  }
-
-  /**
-   * Reading /proc/net/tcp makes the kernel walk its whole socket hash, which costs more than every
-   * other measurement together on an idle host. So /proc/net/snmp (two counters) decides: the full
-   * table is read only when enough connections exist or were opened for a flood to be possible,
-   * and every 10 s regardless (to follow SSH sessions).
-   */
-  private async socketScanNeeded(now: number): Promise<boolean> {
-    let snmp: string;
-    try {
-      snmp = await this.deps.host.read('/proc/net/snmp');
-    } catch {
-      return true;
-    }
-    const lines = snmp.split('\n').filter((l) => l.startsWith('Tcp:'));
-    const names = lines[0]?.split(/\s+/) ?? [];
-    const values = lines[1]?.split(/\s+/).map(Number) ?? [];
-    const estab = values[names.indexOf('CurrEstab')];
-    const opens = values[names.indexOf('PassiveOpens')];
-    if (estab === undefined || opens === undefined) return true;
-    const last = this.scanGate;
-    const due =
-      last === null ||
-      now - last.at >= 10_000 ||
-      estab >= this.settings.connLimit ||
-      opens - last.opens >= Math.min(this.settings.synLimit, this.settings.connLimit);
-    if (due) this.scanGate = { at: now, opens };
-    return due;
-  }
-
-  private async checkSockets(now: number) {
-    if (!(await this.socketScanNeeded(now))) {
-      if (this.response.activeCount === 0) return;
-    }
-    let texts: string[];
-    try {
-      texts = await Promise.all(['/proc/net/tcp', '/proc/net/tcp6'].map((p) => this.deps.host.read(p).catch(() => '')));
-    } catch {
-      return;
-    }
-    const table = countSockets(texts, this.settings.sshPorts);
-    this.lastSockets = table;
-    this.guard.setSshPeers(table.sshPeers);
-    const floods: Record<'conn_flood' | 'syn_flood', { ip: string; hits: number }[]> = {
-      conn_flood: [],
-      syn_flood: [],
-    };
-    for (const [ip, c] of table.sources) {
-      // A banned source's dead connections linger in the table until they time out; they are handled.
-      if (c.established >= this.settings.connLimit || c.synRecv >= this.settings.synLimit) {
-        const net = parseAddress(ip);
-        if (net && this.book.isBanned(net)) continue;
-      }
-      if (c.established >= this.settings.connLimit) floods.conn_flood.push({ ip, hits: c.established });
-      if (c.synRecv >= this.settings.synLimit) floods.syn_flood.push({ ip, hits: c.synRecv });
-    }
-    for (const kind of ['conn_flood', 'syn_flood'] as const) {
-      if (floods[kind].length > 0) this.response.report({ key: kind, kind, now, sources: floods[kind] });
-    }
-  }
-
-  private async checkTraffic(now: number) {
-    let text: string;
-    try {
-      text = await this.deps.host.read('/proc/net/dev');
-    } catch {
-      return;
-    }
-    const counters = parseNetDev(text);
-    const prev = this.netPrev;
-    this.netPrev = { at: now, counters };
-    if (!prev || now <= prev.at) return;
-    const seconds = (now - prev.at) / 1000;
-    let pps = 0;
-    let bps = 0;
-    for (const [name, c] of counters) {
-      const p = prev.counters.get(name);
-      if (!p || c.rxPackets < p.rxPackets) continue;
-      const ipps = (c.rxPackets - p.rxPackets) / seconds;
-      const ibps = ((c.rxBytes - p.rxBytes) * 8) / seconds;
-      pps += ipps;
-      bps += ibps;
-      const key = `traffic:${name}`;
-      const limitPps = this.baseline.limit(name, now, 'pps', this.settings.trafficFactor);
-      const limitBps = this.baseline.limit(name, now, 'bps', this.settings.trafficFactor);
-      const excess =
-        ipps >= this.settings.trafficMinPps &&
-        ((limitPps !== null && ipps > limitPps) || (limitBps !== null && ibps > limitBps));
-      const streak = excess ? (this.trafficExcess.get(name) ?? 0) + 1 : 0;
-      this.trafficExcess.set(name, streak);
-      // Two readings in a row: one burst is not an attack.
-      if (streak >= 2) {
-        const top = [...(this.lastSockets?.sources ?? new Map())]
-          .map(([ip, s]) => ({ ip, hits: s.established + s.synRecv }))
-          .sort((a, b) => b.hits - a.hits)
-          .slice(0, 10);
-        const rates = { pps: ipps, bps: ibps };
-        this.response.report({ key, kind: 'traffic', now, sources: top, target: name, rates, ban: false });
-      } else if (!this.response.isActive(key)) this.baseline.learn(name, now, ipps, ibps);
-    }
-    this.rates = { pps, bps };
-  }
-
-  private saveBaseline() {
-    if (!this.baseline.changed) return;
-    this.store.json<unknown>('baseline.json', null).write(this.baseline.export());
-    this.baseline.changed = false;
   }
 
   // ---- /metrics ----
@@ -384,8 +264,8 @@ export class ProtectionEngine implements ProtectionProvider {
       geo: this.geo.view(),
       autofetch: this.feeds.summary(),
       patterns: this.patterns.size,
-      baseline_samples: this.baseline.samples(),
-      rates: { rx_pps: Math.round(this.rates.pps), rx_bps: Math.round(this.rates.bps) },
+      baseline_samples: this.detection.baselineSamples(),
+      rates: { rx_pps: Math.round(this.detection.rates.pps), rx_bps: Math.round(this.detection.rates.bps) },
       ...this.enforcer.status(),
       errors: { ...(this.guard.error ? { console: this.guard.error } : {}), ...this.errors },
     };
@@ -430,19 +310,15 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   baselineExport() {
-    return this.baseline.export();
+    return this.detection.baselineExport();
   }
 
   baselineImport(body: unknown) {
-    const interfaces = this.baseline.import(body);
-    this.saveBaseline();
-    return { imported: true, interfaces };
+    return this.detection.baselineImport(body);
   }
 
   baselineDelete() {
-    this.baseline.clear();
-    this.saveBaseline();
-    return { deleted: true };
+    return this.detection.baselineDelete();
   }
 
   autofetchState() {
@@ -503,7 +379,7 @@ export class ProtectionEngine implements ProtectionProvider {
     try {
       if (task === 'autofetch') {
         if (this.feeds.enabled) await this.feeds.fetch();
-      } else if (task === 'baseline-save') this.saveBaseline();
+      } else if (task === 'baseline-save') this.detection.saveBaseline();
       else this.book.blacklist.clear('attack');
       s.last_error = null;
     } catch (err) {
