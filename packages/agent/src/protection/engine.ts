@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { Cron } from 'croner';
 import type { AlertEvent } from '../alerter/alerter.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
@@ -8,7 +7,6 @@ import { Autofetch } from './autofetch.js';
 import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
 import { Detection } from './detection.js';
 import { Enforcer } from './enforcer.js';
-import { objectBody } from './errors.js';
 import {
   disjoint,
   type Firewall,
@@ -22,9 +20,9 @@ import { GeoFilter } from './geo-filter.js';
 import { Guard } from './guard.js';
 import { ListBook, type ListName } from './list-book.js';
 import { boundRegexBacktracking } from './log-patterns.js';
-import { InputError } from './net.js';
 import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
+import { Schedule, type TaskName } from './schedule.js';
 import type { ProtectionSettings } from './settings.js';
 import { StateStore } from './store.js';
 
@@ -44,14 +42,7 @@ export interface EngineOptions {
   firewall?: Firewall;
 }
 
-export const TASKS = {
-  autofetch: { cron: '23 */6 * * *', what: 'fetch the enabled blocklist feeds' },
-  'baseline-save': { cron: '*/10 * * * *', what: 'save the learned traffic baseline to the state directory' },
-  'attack-bans-clear': { cron: null, what: 'lift every ban made by attack detection' },
-} as const;
-export type TaskName = keyof typeof TASKS;
-
-export type { BlacklistJob } from './attack-response.js';
+export { TASKS, type TaskName } from './schedule.js';
 
 /** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
 export class ProtectionEngine implements ProtectionProvider {
@@ -67,10 +58,7 @@ export class ProtectionEngine implements ProtectionProvider {
   private geo: GeoFilter;
   private feeds: Autofetch;
   private patterns: PatternWatch;
-  private schedule = new Map<
-    TaskName,
-    { cron: string | null; job: Cron | null; last_run_at: number | null; last_error: string | null }
-  >();
+  private schedule: Schedule;
   private cancelTick: Cancel | null = null;
   private cancelConsole: Cancel | null = null;
   private ctx: FeatureContext;
@@ -110,11 +98,7 @@ export class ProtectionEngine implements ProtectionProvider {
     );
     this.patterns = new PatternWatch(this.ctx, this.response);
     this.detection = new Detection(this.ctx, this.book, this.guard, this.response);
-    const savedSchedule = this.store.json<Partial<Record<TaskName, string | null>>>('schedule.json', {}).read();
-    for (const task of Object.keys(TASKS) as TaskName[]) {
-      const cron = task in savedSchedule ? (savedSchedule[task] ?? null) : TASKS[task].cron;
-      this.schedule.set(task, { cron, job: null, last_run_at: null, last_error: null });
-    }
+    this.schedule = new Schedule(this.ctx, (task) => this.runTask(task));
     this.enforcer.use({
       sets: {
         allow: () => disjoint(this.guard.elements()),
@@ -160,7 +144,7 @@ export class ProtectionEngine implements ProtectionProvider {
     if (this.geo.mode !== 'off') await this.geo.load();
     await this.enforcer.applyAll();
     this.startTimers();
-    this.startSchedule();
+    this.schedule.start();
   }
 
   private startTimers() {
@@ -173,13 +157,6 @@ export class ProtectionEngine implements ProtectionProvider {
   private stopTimers() {
     this.cancelTick?.();
     this.cancelConsole?.();
-  }
-
-  private startSchedule() {
-    for (const [task, s] of this.schedule) {
-      s.job?.stop();
-      s.job = s.cron ? new Cron(s.cron, { protect: true }, () => void this.runTask(task)) : null;
-    }
   }
 
   /** Settings from a reloaded config file. */
@@ -200,7 +177,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.stopped = true;
     this.stopTimers();
     this.enforcer.halt();
-    for (const s of this.schedule.values()) s.job?.stop();
+    this.schedule.stop();
     this.patterns.stop();
     try {
       this.book.flush();
@@ -335,56 +312,19 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   scheduleList() {
-    return {
-      schedule: [...this.schedule].map(([task, s]) => ({
-        task,
-        what: TASKS[task].what,
-        cron: s.cron,
-        next_run_at: s.job?.nextRun()?.getTime() ?? null,
-        last_run_at: s.last_run_at,
-        last_error: s.last_error,
-      })),
-    };
+    return this.schedule.list();
   }
 
   setSchedule(body: unknown) {
-    const o = objectBody(body);
-    const task = parseTask(o.task);
-    let cron: string | null = null;
-    if (o.cron !== null && o.cron !== '' && o.cron !== undefined) {
-      if (typeof o.cron !== 'string') throw new InputError('cron: expected a cron expression such as "0 3 * * *"');
-      try {
-        new Cron(o.cron, { paused: true }).stop();
-      } catch (err) {
-        throw new InputError(
-          `cron: "${o.cron.slice(0, 60)}" is not a valid cron expression: ${(err as Error).message}`,
-        );
-      }
-      cron = o.cron;
-    }
-    const s = this.schedule.get(task)!;
-    s.cron = cron;
-    this.saveSchedule();
-    this.startSchedule();
-    return this.scheduleList();
+    return this.schedule.set(body);
   }
 
-  private saveSchedule() {
-    this.store.json('schedule.json', {}).write(Object.fromEntries([...this.schedule].map(([t, s]) => [t, s.cron])));
-  }
-
+  /** What each scheduled task does. */
   private async runTask(task: TaskName) {
-    const s = this.schedule.get(task)!;
-    s.last_run_at = this.deps.clock();
-    try {
-      if (task === 'autofetch') {
-        if (this.feeds.enabled) await this.feeds.fetch();
-      } else if (task === 'baseline-save') this.detection.saveBaseline();
-      else this.book.blacklist.clear('attack');
-      s.last_error = null;
-    } catch (err) {
-      s.last_error = (err as Error).message;
-    }
+    if (task === 'autofetch') {
+      if (this.feeds.enabled) await this.feeds.fetch();
+    } else if (task === 'baseline-save') this.detection.saveBaseline();
+    else this.book.blacklist.clear('attack');
   }
 
   patternList() {
@@ -415,10 +355,4 @@ export class ProtectionEngine implements ProtectionProvider {
   settingsSummary() {
     return { ...this.settings };
   }
-}
-
-function parseTask(raw: unknown): TaskName {
-  if (typeof raw !== 'string' || !(raw in TASKS))
-    throw new InputError(`task: expected one of ${Object.keys(TASKS).join(', ')}`);
-  return raw as TaskName;
 }
