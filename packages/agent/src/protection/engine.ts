@@ -8,7 +8,6 @@ import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps }
 import { Detection } from './detection.js';
 import { Enforcer } from './enforcer.js';
 import {
-  disjoint,
   type Firewall,
   monitorFirewall,
   nftablesAvailable,
@@ -26,8 +25,10 @@ import { Schedule, type TaskName } from './schedule.js';
 import type { ProtectionSettings } from './settings.js';
 import { StateStore } from './store.js';
 
+export type { BlacklistJob } from './attack-response.js';
 export { Conflict, NotFound } from './errors.js';
 export type { ListName } from './list-book.js';
+export { TASKS, type TaskName } from './schedule.js';
 
 export interface EngineOptions {
   /** The daemon's deps; timers and DNS default to the real ones when absent. */
@@ -42,26 +43,28 @@ export interface EngineOptions {
   firewall?: Firewall;
 }
 
-export { TASKS, type TaskName } from './schedule.js';
-
-/** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
+/**
+ * The protection engine: the one object the daemon, the control routes and /metrics talk to. It
+ * builds one module per feature (lists, guard, geo, feeds, patterns, detection, attacks, schedule),
+ * hands them one FeatureContext, runs the detection tick and leaves the firewall to the Enforcer.
+ */
 export class ProtectionEngine implements ProtectionProvider {
-  private book: ListBook;
-  private guard: Guard;
-  private store: StateStore;
-  private deps: ProtectionDeps;
-  private enforcer: Enforcer;
   private settings: ProtectionSettings;
   private backendReason: string | null;
-  private response: AttackResponse;
-  private detection: Detection;
+  private deps: ProtectionDeps;
+  private store: StateStore;
+  private ctx: FeatureContext;
+  private enforcer: Enforcer;
+  private book: ListBook;
+  private guard: Guard;
   private geo: GeoFilter;
   private feeds: Autofetch;
+  private response: AttackResponse;
   private patterns: PatternWatch;
+  private detection: Detection;
   private schedule: Schedule;
   private cancelTick: Cancel | null = null;
   private cancelConsole: Cancel | null = null;
-  private ctx: FeatureContext;
   private ticking = false;
   private errors: Record<string, string> = {};
   private stopped = false;
@@ -101,7 +104,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.schedule = new Schedule(this.ctx, (task) => this.runTask(task));
     this.enforcer.use({
       sets: {
-        allow: () => disjoint(this.guard.elements()),
+        allow: () => this.guard.elements(),
         manual: () => this.book.blocked('manual'),
         attack: () => this.book.blocked('attack'),
         feed: () => this.feeds.elements(),
@@ -168,7 +171,7 @@ export class ProtectionEngine implements ProtectionProvider {
     this.stopTimers();
     if (feedsChanged) {
       this.feeds.load(next.feeds);
-      this.markDirty('feed');
+      this.enforcer.markDirty('feed');
     }
     this.startTimers();
   }
@@ -192,10 +195,6 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   // ---- enforcement ----
-
-  private markDirty(...sets: SetName[]) {
-    this.enforcer.markDirty(...sets);
-  }
 
   /** Waits until pending changes are in the firewall (tests, bench). */
   settle(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { FeatureContext } from './context.js';
-import { type Element, elementOf } from './firewall.js';
+import { disjoint, type Element, elementOf } from './firewall.js';
 import type { IpList } from './lists.js';
 import { type Network, parseAddress } from './net.js';
 
@@ -28,7 +28,7 @@ export class Guard {
     return null;
   }
 
-  /** The `allow` set before merging. */
+  /** The `allow` set. */
   elements(): Element[] {
     const out: Element[] = [];
     for (const e of this.whitelist.stored()) out.push(elementOf(e.net));
@@ -36,7 +36,7 @@ export class Guard {
       const n = parseAddress(ip);
       if (n) out.push(elementOf(n));
     }
-    return out;
+    return disjoint(out);
   }
 
   setSshPeers(peers: Set<string>): void {
