@@ -13,6 +13,7 @@ import { parseCountry } from '../src/protection/geo.js';
 import { IpList, importItems } from '../src/protection/lists.js';
 import { HitCounter, parsePatternInput } from '../src/protection/log-patterns.js';
 import { countSockets, decodeAddress } from '../src/protection/sockets.js';
+import { StateStore } from '../src/protection/store.js';
 import { Baseline, hourOfWeek, parseNetDev, robustStats } from '../src/protection/traffic.js';
 
 describe('addresses', () => {
@@ -41,7 +42,7 @@ describe('lists', () => {
   test('add, import, remove, expiry and persistence', () => {
     const dir = mkdtempSync(join(tmpdir(), 'palisade-lists-'));
     try {
-      const file = join(dir, 'blacklist.json');
+      const file = new StateStore(dir).json('blacklist.json', { entries: [] });
       const list = new IpList('blacklist', file);
       assert.equal(list.add({ net: parseNetwork('192.0.2.1'), note: 'x', ttl_s: 10 }, 'manual', 1000).added, true);
       assert.equal(list.add({ net: parseNetwork('192.0.2.1') }, 'manual', 2000).added, false);
@@ -62,6 +63,8 @@ describe('lists', () => {
       assert.ok(again.remove(parseNetwork('2001:db8::1')));
       assert.equal(again.clear('import'), 1);
       assert.equal(again.size, 1);
+      // Writes the pending save now: its timer would otherwise fire after the directory is gone.
+      again.flush();
       const timed = new IpList('t', null);
       timed.add({ net: parseNetwork('192.0.2.9'), ttl_s: 5 }, 'attack', 0);
       assert.equal(timed.expire(5000).length, 1);

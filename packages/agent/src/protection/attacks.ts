@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { AlertEvent, AttackDetails } from '../alerter/alerter.js';
-import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
+import type { StateFile } from './store.js';
 
 /** One detected attack (the webhook's `attack` object, plus what else the agent knows). */
 export interface Attack extends AttackDetails {
   /** Interface of a traffic attack, pattern of a log attack. */
   target?: string;
+}
+
+/** What attacks.json holds. */
+export interface AttackFile {
+  attacks?: Attack[];
+  total?: number;
 }
 
 const KEEP = 200;
@@ -22,10 +28,10 @@ export class AttackLog {
   total: number;
 
   constructor(
-    private readonly file: string | null,
+    private readonly file: StateFile<AttackFile> | null,
     private readonly alert: (e: AlertEvent) => void,
   ) {
-    const saved = file ? readJsonFile<{ attacks?: Attack[]; total?: number }>(file) : null;
+    const saved = file?.read();
     this.list = saved?.attacks ?? [];
     // An attack still open when the agent stopped is closed at its last known moment.
     for (const a of this.list) if (a.ended_at === null) a.ended_at = a.started_at;
@@ -115,6 +121,6 @@ export class AttackLog {
   }
 
   save(): void {
-    if (this.file) writeFileAtomic(this.file, JSON.stringify({ total: this.total, attacks: this.list }));
+    this.file?.write({ total: this.total, attacks: this.list });
   }
 }

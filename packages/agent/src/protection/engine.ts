@@ -1,49 +1,38 @@
-import { lookup } from 'node:dns/promises';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cron } from 'croner';
 import type { AlertEvent } from '../alerter/alerter.js';
-import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
-import { InputError, type Network, parseAddress, parseNetwork, refuseEverything, sharedPrefix } from '../lib/net.js';
 import type { Log } from '../log.js';
-import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
-import { type Attack, AttackLog } from './attacks.js';
-import { fetchText, parseFeed } from './feeds.js';
-import { FileTail, untailable } from './file-tail.js';
+import { AttackResponse } from './attack-response.js';
+import { Autofetch } from './autofetch.js';
+import { type Cancel, type FeatureContext, type ProtectionDeps, protectionDeps } from './context.js';
+import { Detection } from './detection.js';
+import { Enforcer } from './enforcer.js';
 import {
-  disjoint,
-  type Element,
-  elementOf,
   type Firewall,
-  type GeoMode,
   monitorFirewall,
   nftablesAvailable,
   nftablesFirewall,
-  SET_NAMES,
   type SetName,
   type WantedState,
 } from './firewall.js';
-import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
-import { type EntrySource, IpList, importItems, parseEntryInput } from './lists.js';
-import {
-  type BlockPattern,
-  boundRegexBacktracking,
-  type CompiledPattern,
-  compilePattern,
-  HitCounter,
-  matchLine,
-  parsePatternInput,
-  SHIPPED_PATTERNS,
-} from './log-patterns.js';
+import { GeoFilter } from './geo-filter.js';
+import { Guard } from './guard.js';
+import { ListBook, type ListName } from './list-book.js';
+import { boundRegexBacktracking } from './log-patterns.js';
+import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
-import { countSockets, type SocketTable } from './sockets.js';
-import { Baseline, parseNetDev } from './traffic.js';
+import { Schedule, type TaskName } from './schedule.js';
+import type { ProtectionSettings } from '../config/protection-settings.js';
+import { StateStore } from './store.js';
 
-export type ListName = 'whitelist' | 'blacklist' | 'never-add' | 'never-remove';
+export type { BlacklistJob } from './attack-response.js';
+export { Conflict, NotFound } from './errors.js';
+export type { ListName } from './list-book.js';
+export { TASKS, type TaskName } from './schedule.js';
 
 export interface EngineOptions {
-  deps: AgentDeps;
+  /** The daemon's deps; timers and DNS default to the real ones when absent. */
+  deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve'>>;
   log: Log;
   stateDir: string;
   settings: ProtectionSettings;
@@ -54,97 +43,28 @@ export interface EngineOptions {
   firewall?: Firewall;
 }
 
-export const TASKS = {
-  autofetch: { cron: '23 */6 * * *', what: 'fetch the enabled blocklist feeds' },
-  'baseline-save': { cron: '*/10 * * * *', what: 'save the learned traffic baseline to the state directory' },
-  'attack-bans-clear': { cron: null, what: 'lift every ban made by attack detection' },
-} as const;
-export type TaskName = keyof typeof TASKS;
-
-interface FeedState {
-  name: string;
-  url: string;
-  enabled: boolean;
-  entries: number;
-  invalid: number;
-  last_fetch_at: number | null;
-  last_ok_at: number | null;
-  last_error: string | null;
-  elements: Element[];
-}
-
-interface PatternState {
-  pattern: CompiledPattern;
-  counter: HitCounter;
-  matches: number;
-  bans: number;
-}
-
-export interface BlacklistJob {
-  state: 'idle' | 'running' | 'done' | 'failed';
-  attack_id: string | null;
-  total: number;
-  done: number;
-  added: number;
-  skipped: number;
-  started_at: number | null;
-  finished_at: number | null;
-  error: string | null;
-}
-
-const FEED_TIMEOUT_MS = 30_000;
-
-/** The protection engine: lists, detection, attacks, geo, feeds and enforcement behind one object. */
+/**
+ * The protection engine: the one object the daemon, the control routes and /metrics talk to. It
+ * builds one module per feature (lists, guard, geo, feeds, patterns, detection, attacks, schedule),
+ * hands them one FeatureContext, runs the detection tick and leaves the firewall to the Enforcer.
+ */
 export class ProtectionEngine implements ProtectionProvider {
-  readonly lists: Record<ListName, IpList>;
-  private dir: string;
   private settings: ProtectionSettings;
-  private firewall: Firewall;
   private backendReason: string | null;
-  private attacksLog: AttackLog;
-  private baseline = new Baseline();
-  private sshPeers = new Set<string>();
-  private consoleIps = new Set<string>();
-  private geo: { mode: GeoMode; countries: string[] };
-  private geoElements: Element[] = [];
-  private geoState: { loading: boolean; ranges: number; error: string | null } = {
-    loading: false,
-    ranges: 0,
-    error: null,
-  };
-  private autofetch: { enabled: boolean; disabled: string[] };
-  private feeds = new Map<string, FeedState>();
-  private patterns = new Map<string, PatternState>();
-  private tails = new Map<string, FileTail>();
-  private schedule = new Map<
-    TaskName,
-    { cron: string | null; job: Cron | null; last_run_at: number | null; last_error: string | null }
-  >();
-  private offences = new Map<string, { count: number; last_at: number }>();
-  private job: BlacklistJob = {
-    state: 'idle',
-    attack_id: null,
-    total: 0,
-    done: 0,
-    added: 0,
-    skipped: 0,
-    started_at: null,
-    finished_at: null,
-    error: null,
-  };
-  private netPrev: { at: number; counters: Map<string, { rxBytes: number; rxPackets: number }> } | null = null;
-  private rates = { pps: 0, bps: 0 };
-  private trafficExcess = new Map<string, number>();
-  private lastSockets: SocketTable | null = null;
-  private scanGate: { at: number; opens: number } | null = null;
-  private wantedCache = new Map<SetName, Element[]>();
-  private dirty = new Set<SetName>();
-  private applyTimer: NodeJS.Timeout | undefined;
-  private applyError: string | null = null;
-  private lastApplyAt: number | null = null;
-  private tickTimer: NodeJS.Timeout | undefined;
-  private reconcileTimer: NodeJS.Timeout | undefined;
-  private consoleTimer: NodeJS.Timeout | undefined;
+  private deps: ProtectionDeps;
+  private store: StateStore;
+  private ctx: FeatureContext;
+  private enforcer: Enforcer;
+  private book: ListBook;
+  private guard: Guard;
+  private geo: GeoFilter;
+  private feeds: Autofetch;
+  private response: AttackResponse;
+  private patterns: PatternWatch;
+  private detection: Detection;
+  private schedule: Schedule;
+  private cancelTick: Cancel | null = null;
+  private cancelConsole: Cancel | null = null;
   private ticking = false;
   private errors: Record<string, string> = {};
   private stopped = false;
@@ -155,52 +75,43 @@ export class ProtectionEngine implements ProtectionProvider {
     backendReason: string | null,
   ) {
     this.settings = o.settings;
-    this.firewall = firewall;
+    this.deps = protectionDeps(o.deps);
+    this.enforcer = new Enforcer(firewall, this.deps, o.log);
     this.backendReason = backendReason;
-    this.dir = join(o.stateDir, 'protection');
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const onChange = (list: IpList) => {
-      if (list.name === 'whitelist') this.markDirty('allow', 'manual', 'attack', 'feed');
-      else if (list.name === 'blacklist') this.markDirty('manual', 'attack');
-      else this.markDirty('feed');
+    this.store = new StateStore(join(o.stateDir, 'protection'));
+    this.ctx = {
+      deps: this.deps,
+      log: o.log,
+      store: this.store,
+      settings: () => this.settings,
+      markDirty: (...sets) => this.enforcer.markDirty(...sets),
+      settle: () => this.enforcer.settle(),
     };
-    this.lists = {
-      whitelist: new IpList('whitelist', join(this.dir, 'whitelist.json'), onChange),
-      blacklist: new IpList('blacklist', join(this.dir, 'blacklist.json'), onChange),
-      'never-add': new IpList('never-add', join(this.dir, 'never-add.json'), onChange),
-      'never-remove': new IpList('never-remove', join(this.dir, 'never-remove.json'), onChange),
-    };
-    this.attacksLog = new AttackLog(join(this.dir, 'attacks.json'), o.alert);
-    const geo = readJsonFile<{ mode: GeoMode; countries: string[] }>(join(this.dir, 'geo.json'));
-    this.geo = geo ?? { mode: 'off', countries: [] };
-    this.autofetch = readJsonFile<{ enabled: boolean; disabled: string[] }>(join(this.dir, 'autofetch.json')) ?? {
-      enabled: false,
-      disabled: [],
-    };
-    for (const [ip, v] of Object.entries(
-      readJsonFile<Record<string, { count: number; last_at: number }>>(join(this.dir, 'offences.json')) ?? {},
-    ))
-      this.offences.set(ip, v);
-    try {
-      const saved = readJsonFile<unknown>(join(this.dir, 'baseline.json'));
-      if (saved) this.baseline.import(saved);
-      this.baseline.changed = false;
-    } catch (err) {
-      o.log('warn', `protection: the saved baseline is not usable (${(err as Error).message}); learning afresh`);
-    }
-    this.loadFeeds();
-    for (const p of readJsonFile<BlockPattern[]>(join(this.dir, 'patterns.json')) ?? []) {
-      try {
-        this.installPattern(parsePatternInput(p));
-      } catch (err) {
-        o.log('warn', `protection: pattern ${p.name} not loaded: ${(err as Error).message}`);
-      }
-    }
-    const savedSchedule = readJsonFile<Partial<Record<TaskName, string | null>>>(join(this.dir, 'schedule.json')) ?? {};
-    for (const task of Object.keys(TASKS) as TaskName[]) {
-      const cron = task in savedSchedule ? (savedSchedule[task] ?? null) : TASKS[task].cron;
-      this.schedule.set(task, { cron, job: null, last_run_at: null, last_error: null });
-    }
+    this.book = new ListBook(this.ctx, (net) => this.guard.isAllowed(net));
+    this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl);
+    this.geo = new GeoFilter(this.ctx);
+    this.feeds = new Autofetch(this.ctx, this.book);
+    this.response = new AttackResponse(
+      this.ctx,
+      this.book,
+      this.guard,
+      o.alert,
+      firewall.kind === 'nftables',
+      () => this.detection.rates,
+    );
+    this.patterns = new PatternWatch(this.ctx, this.response);
+    this.detection = new Detection(this.ctx, this.book, this.guard, this.response);
+    this.schedule = new Schedule(this.ctx, (task) => this.runTask(task));
+    this.enforcer.use({
+      sets: {
+        allow: () => this.guard.elements(),
+        manual: () => this.book.blocked('manual'),
+        attack: () => this.book.blocked('attack'),
+        feed: () => this.feeds.elements(),
+        geo: () => this.geo.elements(),
+      },
+      geoMode: () => this.geo.mode,
+    });
   }
 
   /** Chooses the backend (`auto`: nftables when root with nft, else monitor-only) and starts every loop. */
@@ -231,195 +142,67 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   private async begin() {
-    await this.refreshConsole();
+    await this.guard.refreshConsole();
     await this.tick();
-    if (this.geo.mode !== 'off') await this.loadGeo();
-    await this.firewall.apply(this.wanted(), 'all');
-    this.lastApplyAt = this.o.deps.clock();
-    this.dirty.clear();
+    if (this.geo.mode !== 'off') await this.geo.load();
+    await this.enforcer.applyAll();
     this.startTimers();
-    this.startSchedule();
+    this.schedule.start();
   }
 
   private startTimers() {
-    this.tickTimer = setInterval(() => void this.tick(), this.settings.checkIntervalMs);
-    this.reconcileTimer = setInterval(() => void this.reconcile(), this.settings.reconcileS * 1000);
-    this.consoleTimer = setInterval(() => void this.refreshConsole(), 10 * 60_000);
-    this.consoleTimer.unref();
+    const timers = this.deps.timers;
+    this.cancelTick = timers.every(this.settings.checkIntervalMs, () => void this.tick());
+    this.enforcer.startReconcile(this.settings.reconcileS);
+    this.cancelConsole = timers.every(10 * 60_000, () => void this.guard.refreshConsole(), { unref: true });
   }
 
-  private startSchedule() {
-    for (const [task, s] of this.schedule) {
-      s.job?.stop();
-      s.job = s.cron ? new Cron(s.cron, { protect: true }, () => void this.runTask(task)) : null;
-    }
+  private stopTimers() {
+    this.cancelTick?.();
+    this.cancelConsole?.();
   }
 
   /** Settings from a reloaded config file. */
   configure(next: ProtectionSettings): void {
     const feedsChanged = JSON.stringify(next.feeds) !== JSON.stringify(this.settings.feeds);
     this.settings = next;
-    if (next.backend !== 'auto' && next.backend !== this.firewall.kind)
+    if (next.backend !== 'auto' && next.backend !== this.enforcer.firewall.kind)
       this.o.log('warn', `protection.backend changed to ${next.backend}: restart the agent to switch backends`);
-    clearInterval(this.tickTimer);
-    clearInterval(this.reconcileTimer);
-    clearInterval(this.consoleTimer);
+    this.stopTimers();
     if (feedsChanged) {
-      this.loadFeeds();
-      this.markDirty('feed');
+      this.feeds.load(next.feeds);
+      this.enforcer.markDirty('feed');
     }
     this.startTimers();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.tickTimer);
-    clearInterval(this.reconcileTimer);
-    clearInterval(this.consoleTimer);
-    clearTimeout(this.applyTimer);
-    for (const s of this.schedule.values()) s.job?.stop();
-    for (const t of this.tails.values()) t.close();
+    this.stopTimers();
+    this.enforcer.halt();
+    this.schedule.stop();
+    this.patterns.stop();
     try {
-      for (const l of Object.values(this.lists)) l.flush();
-      this.attacksLog.save();
-      this.saveBaseline();
+      this.book.flush();
+      this.response.save();
+      this.detection.saveBaseline();
     } catch (err) {
       this.o.log('error', `protection: state not saved on stop: ${(err as Error).message}`);
     } finally {
       // The table goes whatever happened to the state files.
-      await this.firewall.remove();
+      await this.enforcer.remove();
     }
   }
 
   // ---- enforcement ----
 
-  private markDirty(...sets: SetName[]) {
-    for (const s of sets) {
-      this.dirty.add(s);
-      this.wantedCache.delete(s);
-    }
-    if (this.applyTimer || this.stopped) return;
-    // Changes within 20 ms go out as one nft transaction.
-    this.applyTimer = setTimeout(() => void this.applyDirty(), 20);
-  }
-
-  private async applyDirty() {
-    this.applyTimer = undefined;
-    const sets = [...this.dirty];
-    this.dirty.clear();
-    if (sets.length === 0) return;
-    try {
-      await this.firewall.apply(this.wanted(), sets);
-      this.applyError = null;
-      this.lastApplyAt = this.o.deps.clock();
-    } catch (err) {
-      this.applyError = (err as Error).message;
-      this.o.log('error', `protection: applying ${sets.join(', ')} failed: ${this.applyError}`);
-    }
-  }
-
   /** Waits until pending changes are in the firewall (tests, bench). */
-  async settle(): Promise<void> {
-    if (this.applyTimer) {
-      clearTimeout(this.applyTimer);
-      await this.applyDirty();
-    }
-  }
-
-  private async reconcile() {
-    if (this.stopped) return;
-    await this.firewall.reconcile(this.wanted());
-  }
-
-  /** Addresses never blocked: the whitelist, active SSH peers and the console. */
-  private protectedElements(): Element[] {
-    const out: Element[] = [];
-    for (const e of this.lists.whitelist.stored()) out.push(elementOf(e.net));
-    for (const ip of [...this.sshPeers, ...this.consoleIps]) {
-      const n = parseAddress(ip);
-      if (n) out.push(elementOf(n));
-    }
-    return out;
-  }
-
-  private isAllowed(net: Network): string | null {
-    const w = this.lists.whitelist.covering(net);
-    if (w) return `${net.text} is on the whitelist (${w.text}); the whitelist always wins`;
-    if (this.sshPeers.has(net.text)) return `${net.text} is the address of an active SSH session`;
-    if (this.consoleIps.has(net.text)) return `${net.text} is the address of the console this agent enrolled with`;
-    return null;
-  }
-
-  private computeSet(name: SetName): Element[] {
-    const now = this.o.deps.clock();
-    const notWhitelisted = (net: Network) => this.lists.whitelist.covering(net) === null;
-    switch (name) {
-      case 'allow':
-        return disjoint(this.protectedElements());
-      case 'manual':
-      case 'attack': {
-        const out: Element[] = [];
-        for (const e of this.lists.blacklist.stored()) {
-          const origin = e.source === 'attack' ? 'attack' : 'manual';
-          if (origin !== name || (e.expires_at !== undefined && e.expires_at <= now) || !notWhitelisted(e.net))
-            continue;
-          out.push(elementOf(e.net, e.expires_at));
-        }
-        return disjoint(out);
-      }
-      case 'feed': {
-        if (!this.autofetch.enabled) return [];
-        const out: Element[] = [];
-        const neverAdd = this.lists['never-add'];
-        for (const f of this.feeds.values()) {
-          if (!f.enabled) continue;
-          for (const e of f.elements) {
-            const net = elementNetwork(e);
-            if (net && (neverAdd.covering(net) || !notWhitelisted(net))) continue;
-            out.push(e);
-          }
-        }
-        for (const e of this.lists['never-remove'].stored()) out.push(elementOf(e.net));
-        return disjoint(out);
-      }
-      case 'geo':
-        if (this.geo.mode === 'off') return [];
-        return disjoint(this.geo.mode === 'allow' ? [...this.geoElements, ...RESERVED] : this.geoElements);
-    }
+  settle(): Promise<void> {
+    return this.enforcer.settle();
   }
 
   wanted(): WantedState {
-    const sets = {} as Record<SetName, Element[]>;
-    for (const name of SET_NAMES) {
-      let s = this.wantedCache.get(name);
-      if (!s) {
-        s = this.computeSet(name);
-        this.wantedCache.set(name, s);
-      }
-      sets[name] = s;
-    }
-    return { sets, geoMode: this.geo.mode };
-  }
-
-  private async refreshConsole() {
-    const url = this.o.consoleUrl();
-    const next = new Set<string>();
-    if (url) {
-      try {
-        const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-        const direct = parseAddress(host);
-        if (direct) next.add(direct.text);
-        else for (const a of await lookup(host, { all: true })) next.add(parseAddress(a.address)?.text ?? a.address);
-      } catch (err) {
-        this.errors.console = `cannot resolve the console address: ${(err as Error).message}`;
-        return;
-      }
-    }
-    delete this.errors.console;
-    if ([...next].join() !== [...this.consoleIps].join()) {
-      this.consoleIps = next;
-      this.markDirty('allow');
-    }
+    return this.enforcer.wanted();
   }
 
   // ---- detection ----
@@ -428,290 +211,18 @@ export class ProtectionEngine implements ProtectionProvider {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const now = this.o.deps.clock();
-      for (const l of Object.values(this.lists)) l.expire(now);
-      await this.checkTraffic(now);
-      await this.checkSockets(now);
-      this.checkLogs();
-      this.attacksLog.endQuiet(now, this.settings.attackEndS * 1000);
-      if (this.job.state === 'running' && this.stopped) this.job.state = 'failed';
+      const now = this.deps.clock();
+      this.book.expire(now);
+      await this.detection.checkTraffic(now);
+      await this.detection.checkSockets(now);
+      this.patterns.check();
+      this.response.endQuiet(now);
+      if (this.stopped) this.response.abandonJob();
     } catch (err) {
       this.errors.detection = (err as Error).message;
     } finally {
       this.ticking = false;
     }
-  }
-
-  /**
-   * Reading /proc/net/tcp makes the kernel walk its whole socket hash, which costs more than every
-   * other measurement together on an idle host. So /proc/net/snmp (two counters) decides: the full
-   * table is read only when enough connections exist or were opened for a flood to be possible,
-   * and every 10 s regardless (to follow SSH sessions).
-   */
-  private async socketScanNeeded(now: number): Promise<boolean> {
-    let snmp: string;
-    try {
-      snmp = await this.o.deps.host.read('/proc/net/snmp');
-    } catch {
-      return true;
-    }
-    const lines = snmp.split('\n').filter((l) => l.startsWith('Tcp:'));
-    const names = lines[0]?.split(/\s+/) ?? [];
-    const values = lines[1]?.split(/\s+/).map(Number) ?? [];
-    const estab = values[names.indexOf('CurrEstab')];
-    const opens = values[names.indexOf('PassiveOpens')];
-    if (estab === undefined || opens === undefined) return true;
-    const last = this.scanGate;
-    const due =
-      last === null ||
-      now - last.at >= 10_000 ||
-      estab >= this.settings.connLimit ||
-      opens - last.opens >= Math.min(this.settings.synLimit, this.settings.connLimit);
-    if (due) this.scanGate = { at: now, opens };
-    return due;
-  }
-
-  private async checkSockets(now: number) {
-    if (!(await this.socketScanNeeded(now))) {
-      if (this.attacksLog.activeCount === 0) return;
-    }
-    let texts: string[];
-    try {
-      texts = await Promise.all(
-        ['/proc/net/tcp', '/proc/net/tcp6'].map((p) => this.o.deps.host.read(p).catch(() => '')),
-      );
-    } catch {
-      return;
-    }
-    const table = countSockets(texts, this.settings.sshPorts);
-    this.lastSockets = table;
-    if ([...table.sshPeers].sort().join() !== [...this.sshPeers].sort().join()) {
-      this.sshPeers = table.sshPeers;
-      this.markDirty('allow');
-    }
-    const floods: Record<'conn_flood' | 'syn_flood', { ip: string; hits: number }[]> = {
-      conn_flood: [],
-      syn_flood: [],
-    };
-    for (const [ip, c] of table.sources) {
-      // A banned source's dead connections linger in the table until they time out; they are handled.
-      if (c.established >= this.settings.connLimit || c.synRecv >= this.settings.synLimit) {
-        const net = parseAddress(ip);
-        if (net && this.isBanned(net)) continue;
-      }
-      if (c.established >= this.settings.connLimit) floods.conn_flood.push({ ip, hits: c.established });
-      if (c.synRecv >= this.settings.synLimit) floods.syn_flood.push({ ip, hits: c.synRecv });
-    }
-    for (const kind of ['conn_flood', 'syn_flood'] as const) {
-      if (floods[kind].length > 0) this.attackFrom(kind, kind, now, floods[kind]);
-    }
-  }
-
-  private async checkTraffic(now: number) {
-    let text: string;
-    try {
-      text = await this.o.deps.host.read('/proc/net/dev');
-    } catch {
-      return;
-    }
-    const counters = parseNetDev(text);
-    const prev = this.netPrev;
-    this.netPrev = { at: now, counters };
-    if (!prev || now <= prev.at) return;
-    const seconds = (now - prev.at) / 1000;
-    let pps = 0;
-    let bps = 0;
-    for (const [name, c] of counters) {
-      const p = prev.counters.get(name);
-      if (!p || c.rxPackets < p.rxPackets) continue;
-      const ipps = (c.rxPackets - p.rxPackets) / seconds;
-      const ibps = ((c.rxBytes - p.rxBytes) * 8) / seconds;
-      pps += ipps;
-      bps += ibps;
-      const key = `traffic:${name}`;
-      const limitPps = this.baseline.limit(name, now, 'pps', this.settings.trafficFactor);
-      const limitBps = this.baseline.limit(name, now, 'bps', this.settings.trafficFactor);
-      const excess =
-        ipps >= this.settings.trafficMinPps &&
-        ((limitPps !== null && ipps > limitPps) || (limitBps !== null && ibps > limitBps));
-      const streak = excess ? (this.trafficExcess.get(name) ?? 0) + 1 : 0;
-      this.trafficExcess.set(name, streak);
-      // Two readings in a row: one burst is not an attack.
-      if (streak >= 2) {
-        const top = [...(this.lastSockets?.sources ?? new Map())]
-          .map(([ip, s]) => ({ ip, hits: s.established + s.synRecv }))
-          .sort((a, b) => b.hits - a.hits)
-          .slice(0, 10);
-        this.attackFrom(key, 'traffic', now, top, name, { pps: ipps, bps: ibps }, false);
-      } else if (!this.attacksLog.isActive(key)) this.baseline.learn(name, now, ipps, ibps);
-    }
-    this.rates = { pps, bps };
-  }
-
-  private patternsByFile(): Map<string, PatternState[]> {
-    const byFile = new Map<string, PatternState[]>();
-    for (const p of this.patterns.values()) {
-      const list = byFile.get(p.pattern.file) ?? [];
-      list.push(p);
-      byFile.set(p.pattern.file, list);
-    }
-    return byFile;
-  }
-
-  /**
-   * Starts a poll of each pattern file without waiting for it: a file on a stalled file system
-   * holds up only its own tail (the next poll is skipped while one runs), never the detection loop.
-   */
-  private checkLogs() {
-    const byFile = this.patternsByFile();
-    for (const file of byFile.keys()) {
-      let tail = this.tails.get(file);
-      if (!tail) {
-        tail = new FileTail(file, (message) =>
-          this.o.log('warn', `protection: block pattern file skipped: ${message}`),
-        );
-        this.tails.set(file, tail);
-      }
-      tail.poll().then(
-        (lines) => {
-          if (lines && lines.length > 0 && !this.stopped) this.matchLines(file, lines);
-        },
-        (err: Error) => this.o.log('warn', `protection: reading ${file} failed: ${err.message}`),
-      );
-    }
-    for (const [file, tail] of this.tails) {
-      if (!byFile.has(file)) {
-        tail.close();
-        this.tails.delete(file);
-      }
-    }
-  }
-
-  private matchLines(file: string, lines: string[]) {
-    const now = this.o.deps.clock();
-    const states = this.patternsByFile().get(file) ?? [];
-    for (const line of lines) {
-      for (const s of states) {
-        const ip = matchLine(s.pattern, line);
-        if (!ip) continue;
-        s.matches++;
-        if (s.counter.hit(ip, now, s.pattern.window_s * 1000, s.pattern.threshold)) {
-          s.bans++;
-          this.attackFrom(
-            `log:${s.pattern.name}`,
-            'log_pattern',
-            now,
-            [{ ip, hits: s.pattern.threshold }],
-            s.pattern.name,
-            undefined,
-            true,
-            s.pattern.ban_s,
-          );
-        }
-      }
-    }
-  }
-
-  /** Records an attack (new or ongoing) and bans its sources when `ban` is set. */
-  private attackFrom(
-    key: string,
-    kind: string,
-    now: number,
-    sources: { ip: string; hits: number }[],
-    target?: string,
-    rates?: { pps: number; bps: number },
-    ban = true,
-    banS?: number,
-  ) {
-    const { attack, isNew } = this.attacksLog.observe(key, kind, now, sources, rates ?? this.rates, target);
-    if (!ban) {
-      if (isNew) {
-        attack.action = 'alert only: traffic above the baseline';
-        this.attacksLog.announce(attack);
-      }
-      return;
-    }
-    const outcome = { banned: 0, kept: 0 };
-    for (const s of sources) {
-      const net = parseAddress(s.ip);
-      if (!net) continue;
-      const r = this.ban(net, `${kind} ${attack.id}`, now, banS);
-      if (r === 'banned') outcome.banned++;
-      else if (r === 'allowed') outcome.kept++;
-    }
-    const enforce = this.firewall.kind === 'nftables' ? '' : ' (monitor-only: not enforced)';
-    const banned = attack.sources.length - outcome.kept;
-    attack.action =
-      banned > 0
-        ? `blacklisted ${banned} source${banned === 1 ? '' : 's'}${enforce}`
-        : 'none: every source is whitelisted or protected';
-    if (isNew) this.attacksLog.announce(attack);
-  }
-
-  private isBanned(net: Network): boolean {
-    const now = this.o.deps.clock();
-    const hit = this.lists.blacklist.covering(net);
-    if (!hit) return false;
-    const e = [...this.lists.blacklist.stored()].find((x) => x.net.text === hit.text);
-    return e !== undefined && (e.expires_at === undefined || e.expires_at > now);
-  }
-
-  /** Bans one address for a growing time; may ban its /24 or /64 when many neighbours are banned too. */
-  private ban(net: Network, why: string, now: number, baseS?: number): 'banned' | 'allowed' | 'already' {
-    if (this.isAllowed(net)) return 'allowed';
-    const existing = this.lists.blacklist.covering(net);
-    const black = this.lists.blacklist;
-    if (existing && existing.text !== net.text) return 'already';
-    const stored = [...black.stored()].find((e) => e.net.text === net.text);
-    if (stored && (stored.source !== 'attack' || (stored.expires_at ?? 0) - now > 60_000)) return 'already';
-    const o = this.offences.get(net.text);
-    const count = o && now - o.last_at < 30 * 86400_000 ? o.count + 1 : 1;
-    this.offences.set(net.text, { count, last_at: now });
-    if (this.offences.size > 50_000) this.offences.delete(this.offences.keys().next().value!);
-    const base = baseS ?? this.settings.banS;
-    const ttl = Math.min(this.settings.banMaxS, base * 2 ** Math.min(count - 1, 30));
-    black.add(
-      { net, note: `${why}${count > 1 ? ` (offence ${count})` : ''}`, ttl_s: Math.max(1, Math.round(ttl)) },
-      'attack',
-      now,
-    );
-    this.saveOffences();
-    if (this.settings.prefixBanAt > 0) {
-      const prefix = sharedPrefix(net);
-      if (!black.has(prefix) && !this.isAllowed(prefix)) {
-        let n = 0;
-        let longest = 0;
-        for (const e of black.stored()) {
-          if (e.source !== 'attack' || e.net.family !== net.family || e.net.text === prefix.text) continue;
-          if (sharedPrefix(e.net).text === prefix.text) {
-            n++;
-            longest = Math.max(longest, e.expires_at ?? 0);
-          }
-        }
-        if (n >= this.settings.prefixBanAt) {
-          black.add(
-            {
-              net: prefix,
-              note: `prefix ban: ${n} attackers in ${prefix.text}`,
-              ttl_s: Math.max(1, Math.round((longest - now) / 1000)),
-            },
-            'attack',
-            now,
-          );
-        }
-      }
-    }
-    return 'banned';
-  }
-
-  private saveOffences() {
-    writeFileAtomic(join(this.dir, 'offences.json'), JSON.stringify(Object.fromEntries(this.offences)));
-  }
-
-  private saveBaseline() {
-    if (!this.baseline.changed) return;
-    writeFileAtomic(join(this.dir, 'baseline.json'), JSON.stringify(this.baseline.export()));
-    this.baseline.changed = false;
   }
 
   // ---- /metrics ----
@@ -720,427 +231,127 @@ export class ProtectionEngine implements ProtectionProvider {
     const wanted = this.wanted();
     const count = (name: SetName) => wanted.sets[name].length;
     return {
-      backend: this.firewall.kind,
+      backend: this.enforcer.firewall.kind,
       backend_reason: this.backendReason,
-      whitelist: this.lists.whitelist.size,
-      blacklist: this.lists.blacklist.size,
+      whitelist: this.book.whitelist.size,
+      blacklist: this.book.blacklist.size,
       blocked: { manual: count('manual'), attack: count('attack'), feed: count('feed'), geo: count('geo') },
-      protected: { ssh_sessions: this.sshPeers.size, console: this.consoleIps.size },
-      geo: { mode: this.geo.mode, countries: this.geo.countries, ...this.geoState },
-      autofetch: {
-        enabled: this.autofetch.enabled,
-        feeds: [...this.feeds.values()].map((f) => ({
-          name: f.name,
-          enabled: f.enabled,
-          entries: f.entries,
-          last_ok_at: f.last_ok_at,
-          last_error: f.last_error,
-        })),
-      },
+      protected: this.guard.counts(),
+      geo: this.geo.view(),
+      autofetch: this.feeds.summary(),
       patterns: this.patterns.size,
-      baseline_samples: this.baseline.samples(),
-      rates: { rx_pps: Math.round(this.rates.pps), rx_bps: Math.round(this.rates.bps) },
-      counters: this.firewall.counters(),
-      drift: this.firewall.drift(),
-      last_apply_at: this.lastApplyAt,
-      last_apply_error: this.applyError,
-      errors: { ...this.errors },
+      baseline_samples: this.detection.baselineSamples(),
+      rates: { rx_pps: Math.round(this.detection.rates.pps), rx_bps: Math.round(this.detection.rates.bps) },
+      ...this.enforcer.status(),
+      errors: { ...(this.guard.error ? { console: this.guard.error } : {}), ...this.errors },
     };
   }
 
   attacks(): AttackCounts {
-    const last = this.attacksLog.latest();
-    return {
-      active: this.attacksLog.activeCount,
-      total: this.attacksLog.total,
-      last: last ? { id: last.id, kind: last.kind, started_at: last.started_at, ended_at: last.ended_at } : null,
-    };
+    return this.response.counts();
   }
 
   // ---- control API ----
 
   listEntries(name: ListName) {
-    return { entries: this.lists[name].list() };
+    return this.book.listEntries(name);
   }
 
   addEntry(name: ListName, body: unknown) {
-    if (Array.isArray(body) || typeof body === 'string') return this.importEntries(name, body);
-    const input = parseEntryInput(body);
-    const why = this.refusal(name)?.(input.net);
-    if (why) throw new InputError(why);
-    const r = this.lists[name].add(input, 'manual', this.o.deps.clock());
-    return { added: r.added, entry: r.entry };
+    return this.book.addEntry(name, body);
   }
 
   importEntries(name: ListName, body: unknown) {
-    const items = importItems(body);
-    return this.lists[name].import(items, 'import', this.o.deps.clock(), this.refusal(name));
-  }
-
-  /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
-  private refusal(name: ListName): ((net: Network) => string | null) | undefined {
-    if (name === 'blacklist') return (net) => refuseEverything(net) ?? this.isAllowed(net);
-    if (name === 'never-remove') return refuseEverything;
-    return undefined;
+    return this.book.importEntries(name, body);
   }
 
   removeEntry(name: ListName, ip: unknown) {
-    const net = parseNetwork(ip);
-    if (!this.lists[name].remove(net))
-      throw new NotFound(
-        `${net.text} is not on the ${name === 'whitelist' || name === 'blacklist' ? name : `${name} list`}`,
-      );
-    return { removed: net.text };
+    return this.book.removeEntry(name, ip);
   }
 
   clearList(name: ListName, source?: unknown) {
-    if (source !== undefined && !['manual', 'attack', 'feed', 'import'].includes(String(source)))
-      throw new InputError('source: expected manual, attack, feed or import');
-    return { removed: this.lists[name].clear(source as EntrySource | undefined) };
+    return this.book.clearList(name, source);
   }
 
   geoMode() {
-    return { mode: this.geo.mode, countries: this.geo.countries, ...this.geoState };
+    return this.geo.view();
   }
 
-  async setGeo(body: unknown) {
-    const o = objectBody(body);
-    const mode = o.mode ?? this.geo.mode;
-    if (mode !== 'off' && mode !== 'allow' && mode !== 'deny')
-      throw new InputError('mode: expected off, allow or deny');
-    let countries = this.geo.countries;
-    if (o.countries !== undefined) {
-      if (!Array.isArray(o.countries)) throw new InputError('countries: expected a list of two-letter country codes');
-      countries = [...new Set(o.countries.map(parseCountry))].sort();
-    }
-    if (mode === 'allow' && countries.length === 0)
-      throw new InputError('countries: allow mode needs at least one country, or every other address would be dropped');
-    this.geo = { mode, countries };
-    writeFileAtomic(join(this.dir, 'geo.json'), JSON.stringify(this.geo));
-    await this.loadGeo();
-    return this.geoMode();
+  setGeo(body: unknown) {
+    return this.geo.set(body);
   }
 
-  async toggleCountry(body: unknown) {
-    const cc = parseCountry(objectBody(body).country);
-    const countries = this.geo.countries.includes(cc)
-      ? this.geo.countries.filter((c) => c !== cc)
-      : [...this.geo.countries, cc].sort();
-    return this.setGeo({ mode: this.geo.mode, countries });
-  }
-
-  private async loadGeo() {
-    if (this.geo.mode === 'off' || this.geo.countries.length === 0) {
-      this.geoElements = [];
-      this.geoState = { loading: false, ranges: 0, error: null };
-    } else {
-      this.geoState.loading = true;
-      try {
-        this.geoElements = await loadCountryRanges(new Set(this.geo.countries));
-        this.geoState = { loading: false, ranges: this.geoElements.length, error: null };
-      } catch (err) {
-        this.geoState = { loading: false, ranges: this.geoElements.length, error: (err as Error).message };
-      }
-    }
-    this.markDirty('geo');
-    await this.settle();
+  toggleCountry(body: unknown) {
+    return this.geo.toggle(body);
   }
 
   baselineExport() {
-    return this.baseline.export();
+    return this.detection.baselineExport();
   }
 
   baselineImport(body: unknown) {
-    const interfaces = this.baseline.import(body);
-    this.saveBaseline();
-    return { imported: true, interfaces };
+    return this.detection.baselineImport(body);
   }
 
   baselineDelete() {
-    this.baseline.clear();
-    this.saveBaseline();
-    return { deleted: true };
-  }
-
-  private loadFeeds() {
-    const old = this.feeds;
-    this.feeds = new Map();
-    mkdirSync(join(this.dir, 'feeds'), { recursive: true, mode: 0o700 });
-    for (const def of this.settings.feeds) {
-      const prev = old.get(def.name);
-      const f: FeedState =
-        prev && prev.url === def.url
-          ? prev
-          : {
-              name: def.name,
-              url: def.url,
-              enabled: true,
-              entries: 0,
-              invalid: 0,
-              last_fetch_at: null,
-              last_ok_at: null,
-              last_error: null,
-              elements: [],
-            };
-      f.enabled = !this.autofetch.disabled.includes(def.name);
-      if (!prev) {
-        try {
-          const saved = readFileSync(join(this.dir, 'feeds', `${def.name}.txt`), 'utf8');
-          const parsed = parseFeed(saved);
-          f.elements = parsed.networks.map((n) => elementOf(n));
-          f.entries = f.elements.length;
-        } catch {}
-      }
-      this.feeds.set(def.name, f);
-    }
+    return this.detection.baselineDelete();
   }
 
   autofetchState() {
-    return {
-      enabled: this.autofetch.enabled,
-      feeds: [...this.feeds.values()].map(({ elements: _e, ...f }) => f),
-    };
+    return this.feeds.view();
   }
 
   toggleAutofetch(body: unknown) {
-    const o = objectBody(body);
-    if (o.enabled !== undefined && typeof o.enabled !== 'boolean')
-      throw new InputError('enabled: expected true or false');
-    if (o.feed !== undefined) {
-      const f = this.feeds.get(String(o.feed));
-      if (!f)
-        throw new InputError(
-          `feed: unknown feed "${String(o.feed).slice(0, 40)}" (known: ${[...this.feeds.keys()].join(', ')})`,
-        );
-      f.enabled = (o.enabled as boolean | undefined) ?? !f.enabled;
-      this.autofetch.disabled = [...this.feeds.values()].filter((x) => !x.enabled).map((x) => x.name);
-    } else this.autofetch.enabled = (o.enabled as boolean | undefined) ?? !this.autofetch.enabled;
-    writeFileAtomic(join(this.dir, 'autofetch.json'), JSON.stringify(this.autofetch));
-    this.markDirty('feed');
-    return this.autofetchState();
+    return this.feeds.toggle(body);
   }
 
   /** Fetches the enabled feeds (or one); a failed fetch keeps the previous list and is reported. */
-  async fetchFeeds(only?: string) {
-    if (only !== undefined && !this.feeds.has(only)) throw new InputError(`feed: unknown feed "${only.slice(0, 40)}"`);
-    const targets = [...this.feeds.values()].filter((f) => (only ? f.name === only : f.enabled));
-    await Promise.all(
-      targets.map(async (f) => {
-        f.last_fetch_at = this.o.deps.clock();
-        try {
-          const parsed = parseFeed(await fetchText(f.url, FEED_TIMEOUT_MS));
-          if (parsed.networks.length === 0)
-            throw new Error(`no IPs or CIDRs in the answer (${parsed.invalid} lines not understood)`);
-          f.elements = parsed.networks.map((n) => elementOf(n));
-          f.entries = f.elements.length;
-          f.invalid = parsed.invalid;
-          f.last_ok_at = this.o.deps.clock();
-          f.last_error = null;
-          writeFileAtomic(
-            join(this.dir, 'feeds', `${f.name}.txt`),
-            `${parsed.networks.map((n) => n.text).join('\n')}\n`,
-          );
-        } catch (err) {
-          f.last_error = `${(err as Error).message}; the previous list (${f.entries} entries) is kept`;
-          this.o.log('warn', `protection: feed ${f.name}: ${f.last_error}`);
-        }
-      }),
-    );
-    this.markDirty('feed');
-    await this.settle();
-    return this.autofetchState();
+  fetchFeeds(only?: string) {
+    return this.feeds.fetch(only);
   }
 
   scheduleList() {
-    return {
-      schedule: [...this.schedule].map(([task, s]) => ({
-        task,
-        what: TASKS[task].what,
-        cron: s.cron,
-        next_run_at: s.job?.nextRun()?.getTime() ?? null,
-        last_run_at: s.last_run_at,
-        last_error: s.last_error,
-      })),
-    };
+    return this.schedule.list();
   }
 
   setSchedule(body: unknown) {
-    const o = objectBody(body);
-    const task = parseTask(o.task);
-    let cron: string | null = null;
-    if (o.cron !== null && o.cron !== '' && o.cron !== undefined) {
-      if (typeof o.cron !== 'string') throw new InputError('cron: expected a cron expression such as "0 3 * * *"');
-      try {
-        new Cron(o.cron, { paused: true }).stop();
-      } catch (err) {
-        throw new InputError(
-          `cron: "${o.cron.slice(0, 60)}" is not a valid cron expression: ${(err as Error).message}`,
-        );
-      }
-      cron = o.cron;
-    }
-    const s = this.schedule.get(task)!;
-    s.cron = cron;
-    this.saveSchedule();
-    this.startSchedule();
-    return this.scheduleList();
+    return this.schedule.set(body);
   }
 
-  private saveSchedule() {
-    writeFileAtomic(
-      join(this.dir, 'schedule.json'),
-      JSON.stringify(Object.fromEntries([...this.schedule].map(([t, s]) => [t, s.cron]))),
-    );
-  }
-
+  /** What each scheduled task does. */
   private async runTask(task: TaskName) {
-    const s = this.schedule.get(task)!;
-    s.last_run_at = this.o.deps.clock();
-    try {
-      if (task === 'autofetch') {
-        if (this.autofetch.enabled) await this.fetchFeeds();
-      } else if (task === 'baseline-save') this.saveBaseline();
-      else this.lists.blacklist.clear('attack');
-      s.last_error = null;
-    } catch (err) {
-      s.last_error = (err as Error).message;
-    }
+    if (task === 'autofetch') {
+      if (this.feeds.enabled) await this.feeds.fetch();
+    } else if (task === 'baseline-save') this.detection.saveBaseline();
+    else this.book.blacklist.clear('attack');
   }
 
   patternList() {
-    return {
-      patterns: [...this.patterns.values()].map((s) => ({
-        name: s.pattern.name,
-        file: s.pattern.file,
-        regex: s.pattern.regex,
-        threshold: s.pattern.threshold,
-        window_s: s.pattern.window_s,
-        ban_s: s.pattern.ban_s,
-        matches: s.matches,
-        bans: s.bans,
-        file_error: this.tails.get(s.pattern.file)?.error ?? null,
-      })),
-      shipped: SHIPPED_PATTERNS.map(({ name, description, file, threshold, window_s, ban_s }) => ({
-        name,
-        description,
-        file,
-        threshold,
-        window_s,
-        ban_s,
-      })),
-    };
+    return this.patterns.list();
   }
 
-  private installPattern(p: BlockPattern) {
-    this.patterns.set(p.name, { pattern: compilePattern(p), counter: new HitCounter(), matches: 0, bans: 0 });
-  }
-
-  private savePatterns() {
-    const list = [...this.patterns.values()].map(({ pattern: { re: _re, ...p } }) => p);
-    writeFileAtomic(join(this.dir, 'patterns.json'), JSON.stringify(list));
-  }
-
-  async addPattern(body: unknown) {
-    const p = parsePatternInput(body);
-    const why = await untailable(p.file);
-    if (why) throw new InputError(`file: ${why}`);
-    const existed = this.patterns.has(p.name);
-    this.installPattern(p);
-    this.savePatterns();
-    return { added: !existed, pattern: p };
+  addPattern(body: unknown) {
+    return this.patterns.add(body);
   }
 
   removePattern(name: unknown) {
-    if (typeof name !== 'string' || !this.patterns.has(name))
-      throw new NotFound(`no block pattern named "${String(name ?? '').slice(0, 64)}"`);
-    this.patterns.delete(name);
-    this.savePatterns();
-    return { removed: name };
+    return this.patterns.remove(name);
   }
 
   attackList() {
-    return { attacks: this.attacksLog.all(), active: this.attacksLog.activeCount, total: this.attacksLog.total };
+    return this.response.list();
   }
 
   /** Starts blacklisting an attack's sources in the background; progress in `blacklistStatus`. */
   blacklistAttack(body: unknown) {
-    const id = objectBody(body).attack_id;
-    if (typeof id !== 'string' && typeof id !== 'number')
-      throw new InputError('attack_id: expected the id of an attack');
-    const attack = this.attacksLog.find(String(id));
-    if (!attack) throw new InputError(`attack_id: unknown attack "${String(id).slice(0, 60)}"`);
-    if (this.job.state === 'running') throw new Conflict(`blacklisting attack ${this.job.attack_id} is still running`);
-    const sources = attack.sources.map((s) => s.ip);
-    this.job = {
-      state: 'running',
-      attack_id: attack.id,
-      total: sources.length,
-      done: 0,
-      added: 0,
-      skipped: 0,
-      started_at: this.o.deps.clock(),
-      finished_at: null,
-      error: null,
-    };
-    void this.runBlacklistJob(attack, sources);
-    return { started: true, ...this.job };
-  }
-
-  private async runBlacklistJob(attack: Attack, sources: string[]) {
-    const job = this.job;
-    try {
-      for (let i = 0; i < sources.length; i += 50) {
-        const chunk = sources.slice(i, i + 50);
-        const r = this.lists.blacklist.import(
-          chunk.map((ip) => ({ ip, note: `sources of attack ${attack.id} (${attack.kind})` })),
-          'attack',
-          this.o.deps.clock(),
-          (net) => this.isAllowed(net),
-        );
-        job.added += r.added;
-        job.skipped += r.skipped + r.invalid;
-        job.done += chunk.length;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      await this.settle();
-      job.state = 'done';
-    } catch (err) {
-      job.state = 'failed';
-      job.error = (err as Error).message;
-    }
-    job.finished_at = this.o.deps.clock();
+    return this.response.blacklist(body);
   }
 
   blacklistStatus() {
-    return { ...this.job };
+    return this.response.jobStatus();
   }
 
   settingsSummary() {
     return { ...this.settings };
   }
-}
-
-/** A missing list entry or pattern: answered 404. */
-export class NotFound extends Error {}
-/** A request that clashes with work in progress: answered 409. */
-export class Conflict extends Error {}
-
-function objectBody(body: unknown): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new InputError('body: expected a JSON object');
-  return body as Record<string, unknown>;
-}
-
-function parseTask(raw: unknown): TaskName {
-  if (typeof raw !== 'string' || !(raw in TASKS))
-    throw new InputError(`task: expected one of ${Object.keys(TASKS).join(', ')}`);
-  return raw as TaskName;
-}
-
-function elementNetwork(e: Element): Network | null {
-  // Feed elements come from CIDRs, so start and end always describe one network.
-  const size = e.end - e.start + 1n;
-  const hostBits = size.toString(2).length - 1;
-  const prefix = (e.family === 4 ? 32 : 128) - hostBits;
-  return { text: '', family: e.family, start: e.start, prefix };
 }

@@ -1,5 +1,6 @@
+import { type Cancel, realTimers, type Timers } from './context.js';
 import { InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
-import { readJsonFile, writeFileAtomic } from '../state/state-dir.js';
+import type { StateFile } from './store.js';
 
 export type EntrySource = 'manual' | 'attack' | 'pattern' | 'feed' | 'import';
 const SOURCES: EntrySource[] = ['manual', 'attack', 'pattern', 'feed', 'import'];
@@ -64,28 +65,33 @@ interface Stored extends ListEntry {
   net: Network;
 }
 
+/** What a list's state file holds. */
+export interface ListFile {
+  entries: ListEntry[];
+}
+
 /**
  * One named list of IPs and CIDRs (whitelist, blacklist, never-add, never-remove), kept in memory
- * and saved whole to `<state dir>/<name>.json` shortly after each change.
+ * and saved whole to its state file (`<state dir>/protection/<name>.json`) shortly after each change.
  */
 export class IpList {
   private entries = new Map<string, Stored>();
   private index: NetworkSet | null = null;
-  private saveTimer: NodeJS.Timeout | undefined;
+  private cancelSave: Cancel | null = null;
   /** Bumped on every change, so the firewall knows when to sync. */
   version = 0;
 
   constructor(
     readonly name: string,
-    private readonly file: string | null,
+    private readonly file: StateFile<ListFile> | null,
     private readonly onChange: (list: IpList) => void = () => {},
+    private readonly timers: Timers = realTimers(),
   ) {
     if (file) this.load(file);
   }
 
-  private load(file: string) {
-    const saved = readJsonFile<{ entries?: ListEntry[] }>(file);
-    for (const e of saved?.entries ?? []) {
+  private load(file: StateFile<ListFile>) {
+    for (const e of file.read().entries ?? []) {
       try {
         const net = parseNetwork(e.ip);
         const source = SOURCES.includes(e.source) ? e.source : 'manual';
@@ -104,18 +110,16 @@ export class IpList {
     this.index = null;
     this.version++;
     this.onChange(this);
-    if (!this.file || this.saveTimer) return;
-    this.saveTimer = setTimeout(() => this.flush(), 200);
-    this.saveTimer.unref();
+    if (!this.file || this.cancelSave) return;
+    this.cancelSave = this.timers.after(200, () => this.flush(), { unref: true });
   }
 
   /** Writes pending changes now (also called on shutdown). */
   flush(): void {
-    clearTimeout(this.saveTimer);
-    this.saveTimer = undefined;
+    this.cancelSave?.();
+    this.cancelSave = null;
     if (!this.file) return;
-    const entries = [...this.entries.values()].map(({ net: _net, ...e }) => e);
-    writeFileAtomic(this.file, JSON.stringify({ entries }));
+    this.file.write({ entries: [...this.entries.values()].map(publicEntry) });
   }
 
   /** Adds or updates one entry; `added` is false when it was already there (its note and expiry are updated). */
