@@ -1,10 +1,10 @@
 import type { AlertEvent } from '../alerter/alerter.js';
+import { InputError, type Network, parseAddress, sharedPrefix } from '../lib/net.js';
 import { type Attack, AttackLog } from './attacks.js';
 import type { FeatureContext } from './context.js';
 import { Conflict, objectBody } from './errors.js';
 import type { Guard } from './guard.js';
 import type { ListBook } from './list-book.js';
-import { InputError, type Network, parseAddress, sharedPrefix } from '../lib/net.js';
 import type { AttackCounts } from './provider.js';
 import type { StateFile } from './store.js';
 

@@ -1,10 +1,10 @@
+import type { FeedDefinition } from '../config/protection-settings.js';
+import { InputError, type Network } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { objectBody } from './errors.js';
 import { fetchText, parseFeed } from './feeds.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import type { ListBook } from './list-book.js';
-import { InputError, type Network } from '../lib/net.js';
-import type { FeedDefinition } from '../config/protection-settings.js';
 import type { StateFile, StateStore } from './store.js';
 
 interface FeedState {

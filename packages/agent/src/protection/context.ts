@@ -1,8 +1,8 @@
 import { lookup } from 'node:dns/promises';
+import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
 import type { SetName } from './firewall.js';
-import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { StateStore } from './store.js';
 
 /** Cancels a timer made by `Timers`. */

@@ -1,8 +1,8 @@
+import { parseAddress } from '../lib/net.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
 import type { Guard } from './guard.js';
 import type { ListBook } from './list-book.js';
-import { parseAddress } from '../lib/net.js';
 import { countSockets, type SocketTable } from './sockets.js';
 import type { StateFile } from './store.js';
 import { Baseline, parseNetDev } from './traffic.js';

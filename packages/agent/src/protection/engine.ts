@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { AlertEvent } from '../alerter/alerter.js';
+import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
 import { AttackResponse } from './attack-response.js';
@@ -22,7 +23,6 @@ import { boundRegexBacktracking } from './log-patterns.js';
 import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import { Schedule, type TaskName } from './schedule.js';
-import type { ProtectionSettings } from '../config/protection-settings.js';
 import { StateStore } from './store.js';
 
 export type { BlacklistJob } from './attack-response.js';

@@ -1,8 +1,8 @@
+import { InputError } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { objectBody } from './errors.js';
 import { disjoint, type Element, type GeoMode } from './firewall.js';
 import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
-import { InputError } from '../lib/net.js';
 import type { StateFile } from './store.js';
 
 interface GeoFile {

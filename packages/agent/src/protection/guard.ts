@@ -1,7 +1,7 @@
+import { type Network, parseAddress } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import type { IpList } from './lists.js';
-import { type Network, parseAddress } from '../lib/net.js';
 
 /**
  * Addresses never blocked: the whitelist, the peers of active SSH sessions (reported by detection)

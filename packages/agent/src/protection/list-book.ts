@@ -1,8 +1,8 @@
+import { InputError, type Network, parseNetwork, refuseEverything } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { NotFound } from './errors.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import { type EntrySource, IpList, importItems, parseEntryInput } from './lists.js';
-import { InputError, type Network, parseNetwork, refuseEverything } from '../lib/net.js';
 
 export type ListName = 'whitelist' | 'blacklist' | 'never-add' | 'never-remove';
 

@@ -1,5 +1,5 @@
-import { type Cancel, realTimers, type Timers } from './context.js';
 import { InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
+import { type Cancel, realTimers, type Timers } from './context.js';
 import type { StateFile } from './store.js';
 
 export type EntrySource = 'manual' | 'attack' | 'pattern' | 'feed' | 'import';

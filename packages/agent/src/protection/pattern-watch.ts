@@ -1,3 +1,4 @@
+import { InputError } from '../lib/net.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
 import { NotFound } from './errors.js';
@@ -11,7 +12,6 @@ import {
   parsePatternInput,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
-import { InputError } from '../lib/net.js';
 import type { StateFile } from './store.js';
 
 interface PatternState {

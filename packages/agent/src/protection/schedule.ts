@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
+import { InputError } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { objectBody } from './errors.js';
-import { InputError } from '../lib/net.js';
 import type { StateFile } from './store.js';
 
 /** The scheduled maintenance tasks and their default cron expressions (null: only on request). */
