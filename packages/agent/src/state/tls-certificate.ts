@@ -21,9 +21,18 @@ const explicit = (n: number, inner: Buffer) => tlv(0xa0 + n, inner);
 const utf8 = (s: string) => tlv(0x0c, Buffer.from(s, 'utf8'));
 const octets = (b: Buffer) => tlv(0x04, b);
 const bits = (b: Buffer) => tlv(0x03, Buffer.concat([Buffer.from([0]), b]));
-function integer(b: Buffer): Buffer {
-  return tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+/**
+ * A DER INTEGER of the unsigned big-endian bytes: minimal, as DER requires (leading zero bytes
+ * dropped, one put back when the high bit would read as a sign). A random serial starting with
+ * 0x00 made OpenSSL refuse the certificate ("illegal padding") about once in 256 starts.
+ */
+export function derInteger(b: Buffer): Buffer {
+  let start = 0;
+  while (start < b.length - 1 && b[start] === 0) start++;
+  const bytes = b.subarray(start);
+  return tlv(0x02, bytes[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
 }
+const integer = derInteger;
 function oid(dotted: string): Buffer {
   const [a = 0, b = 0, ...rest] = dotted.split('.').map(Number);
   const out = [40 * a + b];
