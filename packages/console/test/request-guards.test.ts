@@ -57,6 +57,37 @@ for (const dialect of dialects()) {
           assert.match(String(res.headers['content-security-policy']), /^default-src 'none'/, url);
         }
       }
+      // Paths the router cannot even read (bad percent-encoding, an over-long id) are answered before
+      // any hook runs; they are API errors all the same, and do not echo the path back.
+      const long = 'x'.repeat(201);
+      const unreadable: [url: string, status: number, body: object][] = [
+        ['/api/%zz', 400, { error: 'path: not a valid URL (bad percent-encoding)', code: 'invalid_input' }],
+        [
+          '/%61pi/servers/%E0%A4%A',
+          400,
+          { error: 'path: not a valid URL (bad percent-encoding)', code: 'invalid_input' },
+        ],
+        [
+          `/api/servers/${long}/control`,
+          414,
+          { error: 'path: a path segment is longer than 200 characters', code: 'invalid_input' },
+        ],
+        ['/api/v1/%zz', 400, { error: 'path: not a valid URL (bad percent-encoding)' }],
+      ];
+      for (const [url, status, body] of unreadable) {
+        for (const method of ['GET', 'POST'] as const) {
+          const res = await t.app.inject({
+            method,
+            url,
+            headers: { cookie: user.cookie, origin: 'https://evil.example' },
+          });
+          assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+          assert.deepEqual(res.json(), body, url);
+          assert.equal(res.headers['cache-control'], 'no-store', url);
+          assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+          assert.match(String(res.headers['content-security-policy']), /^default-src 'none'/, url);
+        }
+      }
       const dashboard = await t.app.inject({ method: 'GET', url: '/dashboard' });
       const pageCsp = String(dashboard.headers['content-security-policy'] ?? '');
       assert.match(pageCsp, /script-src 'self'/, 'the dashboard gets its own CSP, which lets its scripts run');
