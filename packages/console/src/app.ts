@@ -1,12 +1,18 @@
 import { errorCodeFor } from '@palisade/protocol';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConsoleConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
 import { createGuardedClient, type GuardedClient } from './outbound/guarded-client.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
-import { matchedPath, registerRequestGuards } from './plugins/request-guards.js';
+import { API_HEADERS, matchedPath, registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
 import agentRoutes from './routes/agent/index.js';
 import authRoutes from './routes/auth/index.js';
@@ -118,6 +124,17 @@ function keepsPlainError(path: string, status: number): boolean {
   );
 }
 
+/**
+ * Every failure body: the sentence in `error`, a stable `code` (packages/protocol/src/envelope.ts)
+ * and any extra fields. The v1 API keeps the `{"error"}` bodies its contract gives (docs/api.md).
+ */
+function failure(request: FastifyRequest, status: number, error: string, extra: Record<string, string> = {}) {
+  return keepsPlainError(matchedPath(request), status) ? { error } : { error, code: errorCodeFor(status), ...extra };
+}
+
+/** The longest path parameter the router reads (ids, control paths); longer is 414. */
+const MAX_PARAM_LENGTH = 200;
+
 /** Builds the console's HTTP app; the caller owns the database and starts listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps;
@@ -126,7 +143,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },
+    // A path the router cannot read is answered before any hook runs: give it the API headers and
+    // the usual error body here (Fastify's own echoes the path and has neither).
+    frameworkErrors: (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      const message =
+        status === 414
+          ? `path: a path segment is longer than ${MAX_PARAM_LENGTH} characters`
+          : 'path: not a valid URL (bad percent-encoding)';
+      reply
+        .status(status)
+        .headers(API_HEADERS)
+        .send(failure(request, status, message));
+    },
   });
 
   app.decorate('config', config);
@@ -146,13 +176,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('sessionId', null);
 
   registerRequestGuards(app, config);
-
-  /**
-   * Every failure body: the sentence in `error`, a stable `code` (packages/protocol/src/envelope.ts)
-   * and any extra fields. The v1 API keeps the `{"error"}` bodies its contract gives (docs/api.md).
-   */
-  const failure = (request: FastifyRequest, status: number, error: string, extra: Record<string, string> = {}) =>
-    keepsPlainError(matchedPath(request), status) ? { error } : { error, code: errorCodeFor(status), ...extra };
 
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof AppError) {

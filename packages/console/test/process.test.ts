@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runConsoleCli, startConsoleProcess } from './console-process.js';
 import { type DialectName, dialects, dropSchema } from './support.js';
 
@@ -180,6 +181,34 @@ describe('the dashboard', () => {
       assert.match(js.headers.get('cache-control') ?? '', /immutable/);
       assert.equal((await fetch(`${running.url}/assets/..%2F..%2Fpackage.json`)).status, 404);
       assert.equal((await fetch(`${running.url}/`, { redirect: 'manual' })).headers.get('location'), '/dashboard');
+    } finally {
+      await running.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The `VAR=value` settings the root package.json's `start` script puts in front of the console. */
+function npmStartEnv(): Record<string, string> {
+  // This file runs compiled, from packages/console/dist/test/.
+  const rootPackage = fileURLToPath(new URL('../../../../package.json', import.meta.url));
+  const start: string = JSON.parse(readFileSync(rootPackage, 'utf8')).scripts.start;
+  const command = start.slice(start.lastIndexOf('&&') + 2);
+  return Object.fromEntries([...command.matchAll(/(?:^|\s)([A-Z][A-Z0-9_]*)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+describe('the npm start configuration', () => {
+  test('says at start-up that private agent targets are allowed, and how to turn that off', async () => {
+    const settings = npmStartEnv();
+    assert.equal(settings.PALISADE_ALLOW_PRIVATE_TARGETS, '1', 'npm start keeps the quickstart (agents on loopback)');
+    const dir = mkdtempSync(join(tmpdir(), 'palisade-npmstart-'));
+    const running = await startConsoleProcess({ ...settings, PALISADE_DATA_DIR: dir });
+    try {
+      assert.match(
+        running.output(),
+        /Private agent targets are allowed .*Unset it on a console that faces the internet/,
+        running.output(),
+      );
     } finally {
       await running.kill();
       rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { rawRequest } from './http.js';
 import { dialects, insertTestServer, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -55,6 +57,37 @@ for (const dialect of dialects()) {
           assert.match(String(res.headers['content-security-policy']), /^default-src 'none'/, url);
         }
       }
+      // Paths the router cannot even read (bad percent-encoding, an over-long id) are answered before
+      // any hook runs; they are API errors all the same, and do not echo the path back.
+      const long = 'x'.repeat(201);
+      const unreadable: [url: string, status: number, body: object][] = [
+        ['/api/%zz', 400, { error: 'path: not a valid URL (bad percent-encoding)', code: 'invalid_input' }],
+        [
+          '/%61pi/servers/%E0%A4%A',
+          400,
+          { error: 'path: not a valid URL (bad percent-encoding)', code: 'invalid_input' },
+        ],
+        [
+          `/api/servers/${long}/control`,
+          414,
+          { error: 'path: a path segment is longer than 200 characters', code: 'invalid_input' },
+        ],
+        ['/api/v1/%zz', 400, { error: 'path: not a valid URL (bad percent-encoding)' }],
+      ];
+      for (const [url, status, body] of unreadable) {
+        for (const method of ['GET', 'POST'] as const) {
+          const res = await t.app.inject({
+            method,
+            url,
+            headers: { cookie: user.cookie, origin: 'https://evil.example' },
+          });
+          assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+          assert.deepEqual(res.json(), body, url);
+          assert.equal(res.headers['cache-control'], 'no-store', url);
+          assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+          assert.match(String(res.headers['content-security-policy']), /^default-src 'none'/, url);
+        }
+      }
       const dashboard = await t.app.inject({ method: 'GET', url: '/dashboard' });
       const pageCsp = String(dashboard.headers['content-security-policy'] ?? '');
       assert.match(pageCsp, /script-src 'self'/, 'the dashboard gets its own CSP, which lets its scripts run');
@@ -102,6 +135,57 @@ for (const dialect of dialects()) {
         assert.equal(res.statusCode, 421, host);
         assert.equal(res.json().error, 'host: this console answers to console.example.com');
       }
+    });
+  });
+
+  describe(`the same guards over a real socket, path bytes sent as written (${dialect})`, () => {
+    let t: TestApp;
+    let user: TestUser;
+    let port = 0;
+    let serverId = 0;
+    before(async () => {
+      t = await testApp(dialect);
+      user = await registerUser(t.app);
+      serverId = (await insertTestServer(t.app, user)).id;
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      port = (t.app.server.address() as AddressInfo).port;
+    });
+    after(() => t.close());
+
+    test('/%61pi/... reaches the API route with its headers, and a cross-site control write through it is 403', async () => {
+      const me = await rawRequest(port, 'GET', '/%61pi/account/me', { cookie: user.cookie });
+      assert.equal(me.status, 200, `the router matched the encoded spelling: ${me.body}`);
+      assert.equal(me.headers['cache-control'], 'no-store');
+      assert.equal(me.headers['x-content-type-options'], 'nosniff');
+      assert.match(String(me.headers['content-security-policy']), /^default-src 'none'/);
+
+      const path = `/%61pi/servers/${serverId}/control?path=whitelist/clear`;
+      const headers = { cookie: user.cookie, 'content-type': 'application/json' };
+      const foreign = await rawRequest(port, 'POST', path, { ...headers, origin: 'https://evil.example' }, '{}');
+      assert.equal(foreign.status, 403, foreign.body);
+      assert.deepEqual(JSON.parse(foreign.body), { error: 'cross-site request refused', code: 'cross_site' });
+      assert.equal(foreign.headers['cache-control'], 'no-store');
+      // From the console's own origin the same spelling gets past the guard to the control handler.
+      const own = await rawRequest(port, 'POST', path, { ...headers, origin: `http://127.0.0.1:${port}` }, '{}');
+      assert.notEqual(own.status, 403, own.body);
+      assert.notEqual(own.status, 404, own.body);
+    });
+
+    test('a foreign Host header is 421 naming the names served; its own address works', async () => {
+      for (const method of ['GET', 'POST']) {
+        const res = await rawRequest(
+          port,
+          method,
+          method === 'GET' ? '/api/account/me' : '/api/auth/login',
+          { host: 'evil.example', cookie: user.cookie, 'content-type': 'application/json' },
+          method === 'GET' ? undefined : JSON.stringify({ email: user.email, password: user.password }),
+        );
+        assert.equal(res.status, 421, `${method}: ${res.body}`);
+        assert.match(JSON.parse(res.body).error, /^host: this console answers to localhost or an IP address/);
+        assert.equal(res.headers['set-cookie'], undefined);
+      }
+      const ok = await rawRequest(port, 'GET', '/api/account/me', { cookie: user.cookie });
+      assert.equal(ok.status, 200, ok.body);
     });
   });
 }

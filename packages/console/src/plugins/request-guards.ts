@@ -37,7 +37,7 @@ function isBrowserWrite(request: FastifyRequest): boolean {
 }
 
 /** What an `/api` answer always carries: private, fresh, never sniffed or rendered as a page. */
-const API_HEADERS = {
+export const API_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
