@@ -72,7 +72,8 @@ export function verifyReport(report: BenchmarkReport, facts: Record<string, unkn
   }
   if (m.cpu) {
     const speedup = m.cpu.single_mb_s > 0 ? m.cpu.multi_mb_s / m.cpu.single_mb_s : Number.POSITIVE_INFINITY;
-    const limit = Math.min(m.cpu.threads, factCores ?? hardware.cores) * 1.15;
+    // 1.5: on a busy host the one-core pass is slowed more than the all-core one (docs/benchmarks.md).
+    const limit = Math.min(m.cpu.threads, factCores ?? hardware.cores) * 1.5;
     checks.push({
       name: 'multi-core speed-up possible',
       ok: speedup <= limit,
