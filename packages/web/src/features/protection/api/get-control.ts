@@ -24,7 +24,7 @@ export type ControlPath =
   | 'attacks/blacklist'
   | 'attacks/blacklist/status';
 
-export const controlKey = (serverId: number, path: ControlPath) => `server:${serverId}:control:${path}`;
+export const controlKey = (serverId: number, path: ControlPath) => ['server', serverId, 'control', path];
 
 export const controlUrl = (serverId: number, path: ControlPath) =>
   `/api/servers/${serverId}/control?path=${encodeURIComponent(path)}`;
@@ -33,7 +33,7 @@ export const getControl = <T>(serverId: number, path: ControlPath) =>
   proxyRequest<T>('GET', controlUrl(serverId, path));
 
 export const useControl = <T>(serverId: number, path: ControlPath, options: { intervalMs?: number } = {}) =>
-  useQuery(controlKey(serverId, path), () => getControl<T>(serverId, path), { ...options, pauseWhenHidden: true });
+  useQuery(controlKey(serverId, path), () => getControl<T>(serverId, path), options);
 
 /** What a failed control call means: the agent lacks the feature, the account lacks the right, or it is down. */
 export function controlProblem(err: unknown): { kind: 'missing' | 'forbidden' | 'down' | 'other'; text: string } {

@@ -3,6 +3,7 @@ import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { all, type Check, parse, pattern, text } from '../../../lib/schema';
 import type { DashboardServer } from '../../../lib/wire';
+import { productsKey } from '../../billing/api/get-products';
 import { serversKey } from './get-servers';
 
 /** The console's own rules for a new server (routes/servers). */
@@ -56,6 +57,6 @@ export const addServer = (values: AddServerValues) =>
 export const useAddServer = (onDone: (server: DashboardServer) => void) =>
   useMutation(addServer, (out) => {
     invalidate(serversKey);
-    invalidate('products');
+    invalidate(productsKey);
     onDone(out.server);
   });

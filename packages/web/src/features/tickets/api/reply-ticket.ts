@@ -1,7 +1,7 @@
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import { type TicketScope, ticketsBase } from './scope';
+import { allTicketsKey, type TicketScope, ticketsBase } from './scope';
 
 export const replyInput = { message: text({ min: 1, max: 10_000 }) };
 
@@ -10,4 +10,4 @@ export const checkReply = (values: { message: string }) => parse(replyInput, val
 export const replyTicket = (input: { scope: TicketScope; id: number; message: string }) =>
   request<unknown>('POST', `${ticketsBase(input.scope)}/${input.id}/messages`, { body: { message: input.message } });
 
-export const useReplyTicket = () => useMutation(replyTicket, () => invalidate('tickets:'));
+export const useReplyTicket = () => useMutation(replyTicket, () => invalidate(allTicketsKey));
