@@ -1,4 +1,5 @@
 import {
+  notifyManager,
   QueryClient,
   type QueryKey,
   useMutation as useTanstackMutation,
@@ -12,6 +13,11 @@ import { errorText } from './api';
  * prefix refreshes everything under it. This file only sets the defaults the dashboard has always
  * had and turns a query's state into the view the components read (error as plain words).
  */
+// Readers hear of a cache change at once, not on a later tick: a sign-in puts the account in the
+// cache and then navigates, and both must reach React in the same render, or the app would see the
+// new address while still signed out and send the user back to sign in (app/app.tsx).
+notifyManager.setScheduler((callback) => callback());
+
 export function createQueryClient() {
   return new QueryClient({
     defaultOptions: {
