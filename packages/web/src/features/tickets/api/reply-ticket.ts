@@ -1,9 +1,10 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
 import { allTicketsKey, type TicketScope, ticketsBase } from './scope';
 
-export const replyInput = { message: text({ min: 1, max: 10_000 }) };
+export const replyInput = z.object({ message: text({ min: 1, max: 10_000 }) });
 
 export const checkReply = (values: { message: string }) => parse(replyInput, values);
 
