@@ -8,10 +8,32 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly retryAfterS: number | null = null,
+    /** The console's machine-readable error code, when the answer carries one beside `error`. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/**
+ * The code the console sends with a refused permission. Until answers carry codes, any 403 is taken
+ * as one; once they do, only this code is (so e.g. an agent's own 403 passed through is not).
+ */
+export const PERMISSION_DENIED = 'permission_denied';
+
+/** The one place an error answer becomes an `ApiError`: status, the console's sentence, its code. */
+export function errorFromAnswer(status: number, body: unknown, retryAfter: string | null): ApiError {
+  const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const message = typeof record.error === 'string' ? record.error : `The console answered HTTP ${status}.`;
+  const code = typeof record.code === 'string' ? record.code : undefined;
+  const retry = Number(retryAfter);
+  return new ApiError(status, message, Number.isFinite(retry) && retry > 0 ? retry : null, code);
+}
+
+/** True when the account lacks a permission: by status (and code when present), never by the text. */
+export function isPermissionError(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 403 && (err.code === undefined || err.code === PERMISSION_DENIED);
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -63,13 +85,8 @@ async function send(method: Method, path: string, options: RequestOptions): Prom
     }
   }
   if (!res.ok) {
-    const message =
-      body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string'
-        ? (body as { error: string }).error
-        : `The console answered HTTP ${res.status}.`;
-    const retry = Number(res.headers.get('retry-after'));
     if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized?.();
-    throw new ApiError(res.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+    throw errorFromAnswer(res.status, body, res.headers.get('retry-after'));
   }
   return { res, body };
 }

@@ -35,8 +35,13 @@ export function createQueryClient() {
 
 export const queryClient = createQueryClient();
 
-/** Makes every query whose key starts with `prefix` fetch again (those on screen at once). */
-export const invalidate = (prefix: QueryKey) => queryClient.invalidateQueries({ queryKey: prefix });
+/**
+ * Makes every query whose key starts with `prefix` fetch again (those on screen at once). A request
+ * already on its way is kept, not cancelled: a 401 asks for the account again from inside the
+ * account's own request (app/app.tsx), which must not cancel and restart itself.
+ */
+export const invalidate = (prefix: QueryKey) =>
+  queryClient.invalidateQueries({ queryKey: prefix }, { cancelRefetch: false });
 
 /** Puts a known answer in the cache (e.g. the account a sign-in returned), without a request. */
 export const setQueryData = (key: QueryKey, data: unknown) => queryClient.setQueryData(key, data);
