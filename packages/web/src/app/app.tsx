@@ -1,9 +1,9 @@
-import { type ReactNode, useEffect } from 'react';
+import { useEffect, useMemo } from 'react';
+import { Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
 import { Loading } from '../components/states';
 import { meKey, useMe } from '../features/auth/api/get-me';
 import { ApiError, setUnauthorizedHandler } from '../lib/api';
 import { invalidate } from '../lib/query';
-import { matchPath, navigate, useLocation } from '../lib/router';
 import type { Me } from '../lib/wire';
 import { Layout } from './layout';
 import { RegisterPage, SignInPage, safeNext } from './pages/auth-pages';
@@ -19,47 +19,57 @@ function positiveId(raw: string | undefined): number | null {
   return raw && /^\d+$/.test(raw) && Number(raw) > 0 ? Number(raw) : null;
 }
 
-type Params = Record<string, string>;
-type Route = [pattern: string, render: (p: Params, me: Me) => ReactNode | null];
+const isServerTab = (tab: string | undefined): tab is ServerTab => SERVER_TABS.some((t) => t.id === tab);
+const isSettingsTab = (tab: string | undefined): tab is SettingsTab => SETTINGS_TABS.some((t) => t.id === tab);
 
-const id = (p: Params) => positiveId(p.id);
-const isServerTab = (tab: string | undefined) => SERVER_TABS.some((t) => t.id === tab);
-const isSettingsTab = (tab: string | undefined) => SETTINGS_TABS.some((t) => t.id === tab);
+/** `/dashboard/servers/:id` and `/dashboard/servers/:id/:tab`: a positive id and a known tab, else not found. */
+function ServerRoute({ me }: { me: Me }) {
+  const { id: raw, tab = 'overview' } = useParams();
+  const id = positiveId(raw);
+  return id && isServerTab(tab) ? <ServerPage key={id} id={id} tab={tab} me={me} /> : <NotFoundPage />;
+}
 
-/** The route table: the first pattern that matches and renders something wins. */
-const ROUTES: Route[] = [
-  ['/dashboard', () => <FleetPage />],
-  ['/dashboard/servers/add', () => <AddServerPage />],
-  ['/dashboard/servers/:id', (p, me) => (id(p) ? <ServerPage key={p.id} id={id(p)!} tab="overview" me={me} /> : null)],
-  [
-    '/dashboard/servers/:id/:tab',
-    (p, me) =>
-      id(p) && isServerTab(p.tab) ? <ServerPage key={p.id} id={id(p)!} tab={p.tab as ServerTab} me={me} /> : null,
-  ],
-  ['/dashboard/tickets', () => <TicketsPage />],
-  ['/dashboard/tickets/new', () => <NewTicketPage />],
-  ['/dashboard/tickets/:id', (p) => (id(p) ? <TicketPage key={p.id} id={id(p)!} admin={false} /> : null)],
-  ['/dashboard/admin/tickets', (_p, me) => (me.role === 'admin' ? <AdminTicketsPage /> : null)],
-  [
-    '/dashboard/admin/tickets/:id',
-    (p, me) => (me.role === 'admin' && id(p) ? <TicketPage key={`a${p.id}`} id={id(p)!} admin /> : null),
-  ],
-  ['/dashboard/settings', () => <SettingsPage tab="api" />],
-  ['/dashboard/settings/:tab', (p) => (isSettingsTab(p.tab) ? <SettingsPage tab={p.tab as SettingsTab} /> : null)],
-];
+function TicketRoute({ admin }: { admin: boolean }) {
+  const id = positiveId(useParams().id);
+  return id ? <TicketPage key={`${admin ? 'a' : ''}${id}`} id={id} admin={admin} /> : <NotFoundPage />;
+}
 
-function Routes({ me, path }: { me: Me; path: string }) {
-  for (const [pattern, render] of ROUTES) {
-    const params = matchPath(pattern, path);
-    const page = params ? render(params, me) : null;
-    if (page) return page;
-  }
-  return <NotFoundPage />;
+function SettingsRoute() {
+  const { tab = 'api' } = useParams();
+  return isSettingsTab(tab) ? <SettingsPage tab={tab} /> : <NotFoundPage />;
+}
+
+/** The route table (React Router; docs/decisions.md, "Dashboard router"): exact, case-sensitive paths. */
+function DashboardRoutes({ me }: { me: Me }) {
+  const admin = me.role === 'admin';
+  return (
+    <Routes>
+      <Route caseSensitive path="/dashboard" element={<FleetPage />} />
+      <Route caseSensitive path="/dashboard/servers/add" element={<AddServerPage />} />
+      <Route caseSensitive path="/dashboard/servers/:id" element={<ServerRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/servers/:id/:tab" element={<ServerRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/tickets" element={<TicketsPage />} />
+      <Route caseSensitive path="/dashboard/tickets/new" element={<NewTicketPage />} />
+      <Route caseSensitive path="/dashboard/tickets/:id" element={<TicketRoute admin={false} />} />
+      <Route caseSensitive path="/dashboard/admin/tickets" element={admin ? <AdminTicketsPage /> : <NotFoundPage />} />
+      <Route
+        caseSensitive
+        path="/dashboard/admin/tickets/:id"
+        element={admin ? <TicketRoute admin /> : <NotFoundPage />}
+      />
+      <Route caseSensitive path="/dashboard/settings" element={<SettingsRoute />} />
+      <Route caseSensitive path="/dashboard/settings/:tab" element={<SettingsRoute />} />
+      <Route path="*" element={<NotFoundPage />} />
+    </Routes>
+  );
 }
 
 export function App() {
   const me = useMe();
-  const { path, search } = useLocation();
+  const location = useLocation();
+  const navigate = useNavigate();
+  const path = location.pathname;
+  const search = useMemo(() => new URLSearchParams(location.search), [location.search]);
   const signedOut = me.error instanceof ApiError && me.error.status === 401;
   const account = signedOut ? null : (me.data ?? null);
   const isPublic = PUBLIC.includes(path.replace(/\/+$/, ''));
@@ -71,12 +81,16 @@ export function App() {
   }, []);
 
   useEffect(() => {
+    // React Router renders a navigation as a transition, after the account change that caused it
+    // (a sign-in form stores the account, then navigates): decide on the address the browser is at
+    // now, so a form's own navigation is not overridden by one based on the page it left.
+    if (window.location.pathname !== path) return;
     if (signedOut && !isPublic) {
       const next = path.startsWith('/dashboard') && path !== '/dashboard' ? `?next=${encodeURIComponent(path)}` : '';
       navigate(`/dashboard/sign-in${next}`, { replace: true });
     }
     if (account && isPublic) navigate(safeNext(search), { replace: true });
-  }, [signedOut, account, isPublic, path, search]);
+  }, [signedOut, account, isPublic, path, search, navigate]);
 
   if (!account && !signedOut) {
     return (
@@ -105,7 +119,7 @@ export function App() {
     );
   return (
     <Layout me={account}>
-      <Routes me={account} path={path} />
+      <DashboardRoutes me={account} />
     </Layout>
   );
 }

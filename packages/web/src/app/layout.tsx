@@ -1,10 +1,10 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { useSignOut } from '../features/auth/api/sign-out';
-import { Link, navigate, useLocation } from '../lib/router';
 import type { Me } from '../lib/wire';
 
 function NavLink({ to, children, match }: { to: string; children: ReactNode; match: (path: string) => boolean }) {
-  const { path } = useLocation();
+  const path = useLocation().pathname;
   return (
     <Link to={to} aria-current={match(path) ? 'page' : undefined}>
       {children}
@@ -21,22 +21,33 @@ function useFocusOnNavigate(path: string) {
       first.current = false;
       return;
     }
-    const timer = setTimeout(() => {
+    // The new page may still be loading (e.g. after sign-out the account is asked for again):
+    // look for its heading for up to 2 s.
+    let tries = 0;
+    let timer: ReturnType<typeof setTimeout>;
+    const focusHeading = () => {
       const heading = document.querySelector<HTMLElement>('main h1');
       if (heading) {
         heading.tabIndex = -1;
         heading.focus({ preventScroll: true });
-      }
-    }, 50);
+      } else if (++tries < 40) timer = setTimeout(focusHeading, 50);
+    };
+    timer = setTimeout(focusHeading, 50);
     return () => clearTimeout(timer);
   }, [path]);
 }
 
 export function Layout({ me, children }: { me: Me | null; children: ReactNode }) {
-  const { path } = useLocation();
+  const path = useLocation().pathname;
+  const navigate = useNavigate();
   const [menuOpen, setMenuOpen] = useState(false);
   const signOut = useSignOut(() => navigate('/dashboard/sign-in', { replace: true }));
   useFocusOnNavigate(path);
+  // A new page starts at the top, as a page load would.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per navigation, keyed on the path
+  useEffect(() => {
+    window.scrollTo(0, 0);
+  }, [path]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the menu closes on every navigation
   useEffect(() => setMenuOpen(false), [path]);
 

@@ -1,21 +1,41 @@
-import { ERROR_CODES, type ErrorCode } from '@palisade/protocol/envelope';
-
 /**
  * The one way the dashboard talks to the console. `request()` unwraps the `{data}` envelope and
  * throws an `ApiError` carrying the status and the console's own message; `proxyRequest()` is for
  * the two proxies, which pass the agent's body through unchanged.
  */
+import type { ErrorCode } from '@palisade/protocol/envelope';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly retryAfterS: number | null = null,
-    /** The console's machine-readable `code` (packages/protocol/src/envelope.ts), when it sent one. */
-    readonly code: ErrorCode | null = null,
+    /** The console's machine-readable error code, when the answer carries one beside `error`. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'ApiError';
   }
+}
+
+/**
+ * The code the console sends with a refused permission (packages/protocol/src/envelope.ts). A 403
+ * without a code (an older console) is taken as one too; a 403 with another code is not.
+ */
+export const PERMISSION_REQUIRED: ErrorCode = 'permission_required';
+
+/** The one place an error answer becomes an `ApiError`: status, the console's sentence, its code. */
+export function errorFromAnswer(status: number, body: unknown, retryAfter: string | null): ApiError {
+  const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const message = typeof record.error === 'string' ? record.error : `The console answered HTTP ${status}.`;
+  const code = typeof record.code === 'string' ? record.code : undefined;
+  const retry = Number(retryAfter);
+  return new ApiError(status, message, Number.isFinite(retry) && retry > 0 ? retry : null, code);
+}
+
+/** True when the account lacks a permission: by status (and code when present), never by the text. */
+export function isPermissionError(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 403 && (err.code === undefined || err.code === PERMISSION_REQUIRED);
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -67,19 +87,8 @@ async function send(method: Method, path: string, options: RequestOptions): Prom
     }
   }
   if (!res.ok) {
-    const message =
-      body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string'
-        ? (body as { error: string }).error
-        : `The console answered HTTP ${res.status}.`;
-    const retry = Number(res.headers.get('retry-after'));
-    const code = (body as { code?: unknown } | null)?.code;
     if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized?.();
-    throw new ApiError(
-      res.status,
-      message,
-      Number.isFinite(retry) && retry > 0 ? retry : null,
-      typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : null,
-    );
+    throw errorFromAnswer(res.status, body, res.headers.get('retry-after'));
   }
   return { res, body };
 }

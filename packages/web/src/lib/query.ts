@@ -1,100 +1,53 @@
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import {
+  notifyManager,
+  QueryClient,
+  type QueryKey,
+  useMutation as useTanstackMutation,
+  useQuery as useTanstackQuery,
+} from '@tanstack/react-query';
 import { errorText } from './api';
 
 /**
- * A small shared cache for reads: components asking for the same key share one request, and
- * `invalidate(prefix)` after a write makes every reader of that prefix fetch again.
+ * The dashboard's reads and writes run on TanStack Query (docs/decisions.md, "Dashboard on TanStack
+ * Query"). Keys are arrays whose first parts name the owner (`['server', id, …]`), so invalidating a
+ * prefix refreshes everything under it. This file only sets the defaults the dashboard has always
+ * had and turns a query's state into the view the components read (error as plain words).
  */
-interface Entry {
-  data: unknown;
-  error: unknown;
-  loading: boolean;
-  fetchedAt: number;
-  inflight: Promise<void> | null;
-  listeners: Set<() => void>;
-  fetcher: (() => Promise<unknown>) | null;
-  version: number;
-}
+// Readers hear of a cache change at once, not on a later tick: a sign-in puts the account in the
+// cache and then navigates, and both must reach React in the same render, or the app would see the
+// new address while still signed out and send the user back to sign in (app/app.tsx).
+notifyManager.setScheduler((callback) => callback());
 
-const cache = new Map<string, Entry>();
-
-function entryOf(key: string): Entry {
-  let entry = cache.get(key);
-  if (!entry) {
-    entry = {
-      data: undefined,
-      error: null,
-      loading: false,
-      fetchedAt: 0,
-      inflight: null,
-      listeners: new Set(),
-      fetcher: null,
-      version: 0,
-    };
-    cache.set(key, entry);
-  }
-  return entry;
-}
-
-function emit(entry: Entry) {
-  entry.version++;
-  for (const l of entry.listeners) l();
-}
-
-function load(key: string): Promise<void> {
-  const entry = entryOf(key);
-  if (entry.inflight) return entry.inflight;
-  const fetcher = entry.fetcher;
-  if (!fetcher) return Promise.resolve();
-  entry.loading = true;
-  emit(entry);
-  entry.inflight = fetcher()
-    .then(
-      (data) => {
-        entry.data = data;
-        entry.error = null;
+export function createQueryClient() {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        // A reader mounting within a second of the last answer reuses it; otherwise it fetches.
+        staleTime: 1000,
+        // The console's answers are final (a 4xx will not change on retry); show errors at once.
+        retry: false,
+        refetchOnWindowFocus: false,
       },
-      (err: unknown) => {
-        entry.error = err;
-      },
-    )
-    .finally(() => {
-      entry.loading = false;
-      entry.inflight = null;
-      entry.fetchedAt = Date.now();
-      emit(entry);
-    });
-  return entry.inflight;
+      mutations: { retry: false },
+    },
+  });
 }
 
-/** Makes every query whose key starts with `prefix` fetch again (those on screen at once). */
-export function invalidate(prefix: string) {
-  for (const [key, entry] of cache) {
-    if (!key.startsWith(prefix)) continue;
-    if (entry.listeners.size > 0) void load(key);
-    else cache.delete(key);
-  }
-}
+export const queryClient = createQueryClient();
+
+/**
+ * Makes every query whose key starts with `prefix` fetch again (those on screen at once). A request
+ * already on its way is kept, not cancelled: a 401 asks for the account again from inside the
+ * account's own request (app/app.tsx), which must not cancel and restart itself.
+ */
+export const invalidate = (prefix: QueryKey) =>
+  queryClient.invalidateQueries({ queryKey: prefix }, { cancelRefetch: false });
 
 /** Puts a known answer in the cache (e.g. the account a sign-in returned), without a request. */
-export function setQueryData(key: string, data: unknown) {
-  const entry = entryOf(key);
-  entry.data = data;
-  entry.error = null;
-  entry.fetchedAt = Date.now();
-  emit(entry);
-}
+export const setQueryData = (key: QueryKey, data: unknown) => queryClient.setQueryData(key, data);
 
 /** Drops everything: after sign-out nothing of the last account stays in memory. */
-export function clearQueries() {
-  for (const [key, entry] of cache) {
-    if (entry.listeners.size === 0) cache.delete(key);
-    else {
-      entry.data = undefined;
-      entry.error = null;
-    }
-  }
-}
+export const clearQueries = () => queryClient.resetQueries();
 
 export interface QueryState<T> {
   data: T | undefined;
@@ -108,65 +61,34 @@ export interface QueryState<T> {
 }
 
 export interface QueryOptions {
-  /** Fetch again this often while mounted. */
+  /** Fetch again this often while mounted; paused while the tab is hidden, at once when it shows again. */
   intervalMs?: number;
-  /** With an interval: stop while the tab is hidden, fetch at once when it shows again. */
-  pauseWhenHidden?: boolean;
 }
 
-export function useQuery<T>(key: string | null, fetcher: () => Promise<T>, options: QueryOptions = {}): QueryState<T> {
-  const entry = key ? entryOf(key) : null;
-  if (entry) entry.fetcher = fetcher;
-  const subscribe = useCallback(
-    (listener: () => void) => {
-      if (!key) return () => {};
-      const e = entryOf(key);
-      e.listeners.add(listener);
-      return () => e.listeners.delete(listener);
-    },
-    [key],
-  );
-  useSyncExternalStore(subscribe, () => (key ? entryOf(key).version : -1));
-
-  useEffect(() => {
-    if (!key) return;
-    const e = entryOf(key);
-    if (e.data === undefined || Date.now() - e.fetchedAt > 1000) void load(key);
-  }, [key]);
-
-  const { intervalMs, pauseWhenHidden } = options;
-  useEffect(() => {
-    if (!key || !intervalMs) return;
-    let timer: ReturnType<typeof setInterval> | null = null;
-    const start = () => {
-      if (timer === null) timer = setInterval(() => void load(key), intervalMs);
-    };
-    const stop = () => {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-    };
-    const onVisibility = () => {
-      if (document.visibilityState === 'visible') {
-        void load(key);
-        start();
-      } else stop();
-    };
-    if (!pauseWhenHidden || document.visibilityState === 'visible') start();
-    if (pauseWhenHidden) document.addEventListener('visibilitychange', onVisibility);
-    return () => {
-      stop();
-      if (pauseWhenHidden) document.removeEventListener('visibilitychange', onVisibility);
-    };
-  }, [key, intervalMs, pauseWhenHidden]);
-
-  const refetch = useCallback(() => (key ? load(key) : Promise.resolve()), [key]);
+/** A read; `key: null` waits (nothing is fetched). */
+export function useQuery<T>(
+  key: QueryKey | null,
+  fetcher: () => Promise<T>,
+  options: QueryOptions = {},
+): QueryState<T> {
+  const { intervalMs } = options;
+  const query = useTanstackQuery({
+    queryKey: key ?? ['disabled'],
+    queryFn: fetcher,
+    enabled: key !== null,
+    ...(intervalMs
+      ? { refetchInterval: intervalMs, refetchIntervalInBackground: false, refetchOnWindowFocus: true }
+      : {}),
+  });
   return {
-    data: entry?.data as T | undefined,
-    error: entry?.error ?? null,
-    errorMessage: entry?.error ? errorText(entry.error) : null,
-    loading: entry ? entry.data === undefined && entry.error === null : false,
-    fetching: entry?.loading ?? false,
-    refetch,
+    data: query.data,
+    error: query.error,
+    errorMessage: query.error ? errorText(query.error) : null,
+    loading: key !== null && query.isPending,
+    fetching: query.isFetching,
+    refetch: async () => {
+      await query.refetch();
+    },
   };
 }
 
@@ -180,32 +102,12 @@ export interface MutationState<I, O> {
 
 /** A write: tracks pending and error, never throws into the component. */
 export function useMutation<I, O>(action: (input: I) => Promise<O>, onDone?: (out: O) => void): MutationState<I, O> {
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [data, setData] = useState<O | undefined>(undefined);
-  const run = async (input: I) => {
-    setPending(true);
-    setError(null);
-    try {
-      const out = await action(input);
-      setData(out);
-      onDone?.(out);
-      return out;
-    } catch (err) {
-      setError(errorText(err));
-      return undefined;
-    } finally {
-      setPending(false);
-    }
-  };
+  const mutation = useTanstackMutation({ mutationFn: action, ...(onDone ? { onSuccess: onDone } : {}) });
   return {
-    run,
-    pending,
-    error,
-    data,
-    reset: () => {
-      setError(null);
-      setData(undefined);
-    },
+    run: (input: I) => mutation.mutateAsync(input).catch(() => undefined),
+    pending: mutation.isPending,
+    error: mutation.error ? errorText(mutation.error) : null,
+    data: mutation.data,
+    reset: mutation.reset,
   };
 }

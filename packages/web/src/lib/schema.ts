@@ -1,47 +1,41 @@
+import { z } from 'zod';
+
 /**
- * Input schemas for forms: the same limits the console checks, so most mistakes are caught before
- * a round trip. Each field returns an error text or null; `parse` gives typed values or errors.
+ * Form input schemas are zod objects of string fields: the same limits the console checks, so most
+ * mistakes are caught before a round trip. `parse` runs `safeParse` and keeps, per field, the first
+ * message (the one the user sees under the field); text fields come back trimmed.
  */
-export type Check = (value: string) => string | null;
-
-export const text =
-  (opts: { min?: number; max: number; label?: string }): Check =>
-  (value) => {
-    const v = value.trim();
-    if ((opts.min ?? 0) > 0 && v.length === 0) return 'Required.';
-    if (opts.min && v.length < opts.min) return `At least ${opts.min} characters.`;
-    if (v.length > opts.max) return `At most ${opts.max} characters.`;
-    return null;
-  };
-
-export const pattern =
-  (re: RegExp, message: string): Check =>
-  (value) =>
-    re.test(value.trim()) ? null : message;
-
-export const all =
-  (...checks: Check[]): Check =>
-  (value) => {
-    for (const check of checks) {
-      const problem = check(value);
-      if (problem) return problem;
-    }
-    return null;
-  };
-
-export type Schema<K extends string> = Record<K, Check>;
+export type FormSchema<K extends string> = z.ZodObject<Record<K, z.ZodType<string, string>>>;
 export type Errors<K extends string> = Partial<Record<K, string>>;
 
+/** A trimmed text field: "Required." when empty (if `min` > 0), then the length limits. */
+export function text(opts: { min?: number; max: number }) {
+  let schema = z.string().trim();
+  if ((opts.min ?? 0) > 0) schema = schema.min(1, 'Required.');
+  if (opts.min && opts.min > 1) schema = schema.min(opts.min, `At least ${opts.min} characters.`);
+  return schema.max(opts.max, `At most ${opts.max} characters.`);
+}
+
+/** A trimmed field that must match `re` as a whole. */
+export const pattern = (re: RegExp, message: string) => z.string().trim().regex(re, message);
+
+/** A whole number above 0, typed as text (e.g. seconds); the message names the field. */
+export const wholeNumber = (label: string) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => /^\d+$/.test(v) && Number(v) > 0, `${label}: a whole number above 0.`);
+
 export function parse<K extends string>(
-  schema: Schema<K>,
+  schema: FormSchema<K>,
   values: Record<K, string>,
 ): { ok: true; value: Record<K, string> } | { ok: false; errors: Errors<K> } {
+  const result = schema.safeParse(values);
+  if (result.success) return { ok: true, value: result.data as Record<K, string> };
   const errors: Errors<K> = {};
-  const value = {} as Record<K, string>;
-  for (const key of Object.keys(schema) as K[]) {
-    const problem = schema[key](values[key] ?? '');
-    if (problem) errors[key] = problem;
-    else value[key] = (values[key] ?? '').trim();
+  for (const issue of result.error.issues) {
+    const key = issue.path[0] as K | undefined;
+    if (key !== undefined && errors[key] === undefined) errors[key] = issue.message;
   }
-  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, value };
+  return { ok: false, errors };
 }

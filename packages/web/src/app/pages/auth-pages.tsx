@@ -1,6 +1,6 @@
+import { useNavigate, useSearchParams } from 'react-router';
 import { RegisterForm } from '../../features/auth/components/register-form';
 import { SignInForm } from '../../features/auth/components/sign-in-form';
-import { navigate, useLocation } from '../../lib/router';
 import { useTitle } from '../use-title';
 
 /** Only paths inside the dashboard are followed after sign-in. */
@@ -11,7 +11,8 @@ export function safeNext(search: URLSearchParams): string {
 
 export function SignInPage() {
   useTitle('Sign in');
-  const { search } = useLocation();
+  const [search] = useSearchParams();
+  const navigate = useNavigate();
   return (
     <div className="auth-page">
       <SignInForm onSignedIn={() => navigate(safeNext(search), { replace: true })} />
@@ -21,6 +22,7 @@ export function SignInPage() {
 
 export function RegisterPage() {
   useTitle('Create an account');
+  const navigate = useNavigate();
   return (
     <div className="auth-page">
       <RegisterForm onRegistered={() => navigate('/dashboard/settings/billing?welcome=1', { replace: true })} />

@@ -1,9 +1,9 @@
+import { Link, useNavigate } from 'react-router';
 import { Empty, QueryView } from '../../components/states';
 import { useProducts } from '../../features/billing/api/get-products';
 import { CatalogPicker } from '../../features/billing/components/catalog-picker';
 import { AddServerForm } from '../../features/servers/components/add-server-form';
 import { FleetTable } from '../../features/servers/components/fleet-table';
-import { Link, navigate } from '../../lib/router';
 import { useTitle } from '../use-title';
 
 export function FleetPage() {
@@ -24,6 +24,7 @@ export function FleetPage() {
 export function AddServerPage() {
   useTitle('Add a server');
   const products = useProducts();
+  const navigate = useNavigate();
   return (
     <div className="stack narrow">
       <p>

@@ -1,4 +1,4 @@
-import { Link } from '../../lib/router';
+import { Link } from 'react-router';
 import { useTitle } from '../use-title';
 
 export function NotFoundPage() {

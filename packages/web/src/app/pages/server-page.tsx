@@ -1,3 +1,4 @@
+import { Link, useNavigate } from 'react-router';
 import { ErrorNote, Loading } from '../../components/states';
 import { AttacksPanel } from '../../features/protection/components/attacks-panel';
 import { ProtectionPanel } from '../../features/protection/components/protection-panel';
@@ -11,7 +12,6 @@ import { RemoveServer } from '../../features/servers/components/remove-server';
 import { ScorePanel } from '../../features/servers/components/score-panel';
 import { ServerHeader } from '../../features/servers/components/server-header';
 import { ApiError } from '../../lib/api';
-import { Link, navigate } from '../../lib/router';
 import type { Me } from '../../lib/wire';
 import { useTitle } from '../use-title';
 
@@ -29,6 +29,7 @@ export type ServerTab = (typeof SERVER_TABS)[number]['id'];
 /** One server: header, tab links (real links, so each view has an address) and the chosen view. */
 export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me }) {
   const query = useServer(id);
+  const navigate = useNavigate();
   const server = query.data?.server;
   useTitle(server ? server.label : 'Server');
   const canRead = me.permissions.includes('control.read');

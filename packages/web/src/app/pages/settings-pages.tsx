@@ -1,11 +1,11 @@
 import type { ReactNode } from 'react';
+import { Link, useSearchParams } from 'react-router';
 import { BillingPanel } from '../../features/billing/components/billing-panel';
 import { CatalogPicker } from '../../features/billing/components/catalog-picker';
 import { KeysPanel } from '../../features/keys/components/keys-panel';
 import { SecurityEvents } from '../../features/security-events/components/security-events';
 import { TokensPanel } from '../../features/tokens/components/tokens-panel';
 import { WebhookPanel } from '../../features/webhook/components/webhook-panel';
-import { Link, useLocation } from '../../lib/router';
 import { useTitle } from '../use-title';
 
 export const SETTINGS_TABS = [
@@ -35,7 +35,7 @@ function SettingsFrame({ tab, title, children }: { tab: SettingsTab; title: stri
 }
 
 export function SettingsPage({ tab }: { tab: SettingsTab }) {
-  const { search } = useLocation();
+  const [search] = useSearchParams();
   switch (tab) {
     case 'api':
       return (

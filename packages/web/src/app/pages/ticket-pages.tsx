@@ -1,9 +1,9 @@
+import { Link, useNavigate } from 'react-router';
 import { Empty, QueryView } from '../../components/states';
 import { useProducts } from '../../features/billing/api/get-products';
 import { NewTicketForm } from '../../features/tickets/components/new-ticket-form';
 import { TicketList } from '../../features/tickets/components/ticket-list';
 import { TicketThread } from '../../features/tickets/components/ticket-thread';
-import { Link, navigate } from '../../lib/router';
 import { useTitle } from '../use-title';
 
 export function TicketsPage() {
@@ -24,6 +24,7 @@ export function TicketsPage() {
 export function NewTicketPage() {
   useTitle('Open a ticket');
   const products = useProducts();
+  const navigate = useNavigate();
   return (
     <div className="stack narrow">
       <p>

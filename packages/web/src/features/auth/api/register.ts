@@ -1,16 +1,16 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
-import { all, parse, pattern, text } from '../../../lib/schema';
+import { parse, text } from '../../../lib/schema';
 import type { Me } from '../../../lib/wire';
 import { meKey } from './get-me';
 
 /** The console's limits: name 1–100, email up to 254, password 8–256 (never truncated). */
-export const registerInput = {
+export const registerInput = z.object({
   name: text({ min: 1, max: 100 }),
-  email: all(text({ min: 1, max: 254 }), pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'Enter an email address.')),
-  password: (value: string) =>
-    value.length < 8 ? 'At least 8 characters.' : value.length > 256 ? 'At most 256 characters.' : null,
-};
+  email: text({ min: 1, max: 254 }).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'Enter an email address.'),
+  password: z.string().min(8, 'At least 8 characters.').max(256, 'At most 256 characters.'),
+});
 
 export type RegisterInput = { name: string; email: string; password: string };
 

@@ -1,13 +1,14 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
 import type { Me } from '../../../lib/wire';
 import { meKey } from './get-me';
 
-export const signInInput = {
+export const signInInput = z.object({
   email: text({ min: 1, max: 254 }),
   password: text({ min: 1, max: 1024 }),
-};
+});
 
 export type SignInInput = { email: string; password: string };
 

@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
+import { Link } from 'react-router';
 import { Button } from '../../../components/buttons';
 import { TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
-import { Link } from '../../../lib/router';
 import type { Errors } from '../../../lib/schema';
 import { checkSignIn, type SignInInput, useSignIn } from '../api/sign-in';
 

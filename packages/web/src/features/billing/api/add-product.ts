@@ -1,6 +1,7 @@
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import type { Product } from '../../../lib/wire';
+import { billingKey } from './get-billing-summary';
 import { productsKey } from './get-products';
 
 export const addProduct = (catalogId: number) =>
@@ -9,6 +10,6 @@ export const addProduct = (catalogId: number) =>
 export const useAddProduct = (onDone?: (product: Product) => void) =>
   useMutation(addProduct, (out) => {
     invalidate(productsKey);
-    invalidate('billing');
+    invalidate(billingKey);
     onDone?.(out.product);
   });

@@ -4,4 +4,6 @@ import type { BillingSummary } from '../../../lib/wire';
 
 export const getBillingSummary = () => request<BillingSummary>('GET', '/api/billing/summary');
 
-export const useBillingSummary = () => useQuery('billing', getBillingSummary);
+export const billingKey = ['billing'];
+
+export const useBillingSummary = () => useQuery(billingKey, getBillingSummary);

@@ -4,4 +4,4 @@ import type { CatalogItem } from '../../../lib/wire';
 
 export const getCatalog = async () => (await request<{ items: CatalogItem[] }>('GET', '/api/catalog')).items;
 
-export const useCatalog = () => useQuery('catalog', getCatalog);
+export const useCatalog = () => useQuery(['catalog'], getCatalog);

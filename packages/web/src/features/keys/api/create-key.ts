@@ -1,10 +1,11 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
 import type { SigningKey } from '../../../lib/wire';
 import { keysKey } from './get-keys';
 
-export const createKeyInput = { name: text({ min: 1, max: 100 }) };
+export const createKeyInput = z.object({ name: text({ min: 1, max: 100 }) });
 
 export const checkCreateKey = (values: { name: string }) => parse(createKeyInput, values);
 

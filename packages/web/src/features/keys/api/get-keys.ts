@@ -2,7 +2,7 @@ import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
 import type { SigningKey } from '../../../lib/wire';
 
-export const keysKey = 'keys';
+export const keysKey = ['keys'];
 
 export const getKeys = async () => {
   const body = await request<{ keys: SigningKey[] } | SigningKey[]>('GET', '/api/keys');

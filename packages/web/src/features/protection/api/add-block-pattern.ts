@@ -1,28 +1,31 @@
-import { parse, text } from '../../../lib/schema';
+import { z } from 'zod';
+import { parse, text, wholeNumber } from '../../../lib/schema';
 
-/** A log pattern: `{name, file, regex (with an ip group), threshold, window_s, ban_s}` (DESIGN §4). */
-const whole = (label: string) => (v: string) =>
-  /^\d+$/.test(v.trim()) && Number(v) > 0 ? null : `${label}: a whole number above 0.`;
+function compiles(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
-export const blockPatternInput = {
+/** A log pattern: `{name, file, regex (with an ip group), threshold, window_s, ban_s}` (docs/protection.md). */
+export const blockPatternInput = z.object({
   name: text({ min: 1, max: 64 }),
   file: text({ min: 1, max: 500 }),
-  regex: (v: string) => {
-    if (!v.trim()) return 'Required.';
-    if (!/\(\?<ip>/.test(v)) return 'Include a named group for the address: (?<ip>…)';
-    try {
-      new RegExp(v);
-      return null;
-    } catch {
-      return 'Not a valid regular expression.';
-    }
-  },
-  threshold: whole('Hits'),
-  window_s: whole('Window'),
-  ban_s: whole('Ban'),
-};
+  regex: z
+    .string()
+    .trim()
+    .min(1, 'Required.')
+    .regex(/\(\?<ip>/, 'Include a named group for the address: (?<ip>…)')
+    .refine(compiles, 'Not a valid regular expression.'),
+  threshold: wholeNumber('Hits'),
+  window_s: wholeNumber('Window'),
+  ban_s: wholeNumber('Ban'),
+});
 
-export type BlockPatternValues = Record<keyof typeof blockPatternInput, string>;
+export type BlockPatternValues = z.input<typeof blockPatternInput>;
 
 export const checkBlockPattern = (values: BlockPatternValues) => parse(blockPatternInput, values);
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { parse } from '../../../lib/schema';
 
 /** An IPv4 or IPv6 address, with an optional /prefix. The agent checks it again. */
@@ -16,13 +17,19 @@ export function ipOrCidr(value: string): string | null {
   return null;
 }
 
-export const listEntryInput = {
-  ip: ipOrCidr,
-  note: (v: string) => (v.length > 200 ? 'At most 200 characters.' : null),
-  ttl: (v: string) => (v.trim() === '' || /^\d+$/.test(v.trim()) ? null : 'Whole minutes, or empty for no expiry.'),
-};
+export const listEntryInput = z.object({
+  ip: z
+    .string()
+    .trim()
+    .superRefine((value, ctx) => {
+      const problem = ipOrCidr(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  note: z.string().trim().max(200, 'At most 200 characters.'),
+  ttl: z.string().trim().regex(/^\d*$/, 'Whole minutes, or empty for no expiry.'),
+});
 
-export type ListEntryValues = Record<keyof typeof listEntryInput, string>;
+export type ListEntryValues = z.input<typeof listEntryInput>;
 
 /** The agent's list entry: `{ip, note?, ttl_s?}`. */
 export function toListEntry(values: ListEntryValues): { ip: string; note?: string; ttl_s?: number } {

@@ -3,7 +3,7 @@ import { Button } from '../../../components/buttons';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import { bitsPerSecond, dateTime } from '../../../lib/format';
 import { useChangeControl } from '../api/change-control';
-import { listOf, useControl } from '../api/get-control';
+import { useControl, useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
 interface Attack {
@@ -52,7 +52,7 @@ function Progress({ serverId }: { serverId: number }) {
 
 /** Detected attacks, with "blacklist sources" and its progress. */
 export function AttacksPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControl<unknown>(serverId, 'attacks', { intervalMs: 10_000 });
+  const query = useControlList<Attack>(serverId, 'attacks', { intervalMs: 10_000 });
   const change = useChangeControl(serverId, ['attacks', 'attacks/blacklist/status', 'blacklist']);
   const [started, setStarted] = useState(false);
 
@@ -60,8 +60,7 @@ export function AttacksPanel({ serverId, canEdit }: { serverId: number; canEdit:
     <section className="card" aria-labelledby="attacks-title">
       <h2 id="attacks-title">Attacks</h2>
       <ControlState query={query} what="Loading attacks">
-        {(body) => {
-          const attacks = listOf<Attack>(body, 'attacks');
+        {(attacks) => {
           return attacks.length === 0 ? (
             <Empty>
               <p>No attacks detected.</p>

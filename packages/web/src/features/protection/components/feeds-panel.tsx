@@ -4,7 +4,7 @@ import { TextField } from '../../../components/field';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import { dateTime } from '../../../lib/format';
 import { useChangeControl } from '../api/change-control';
-import { listOf, useControl } from '../api/get-control';
+import { useControl, useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
 interface AgentConfig {
@@ -22,7 +22,7 @@ interface ScheduleEntry {
 /** Blocklist feeds: on or off, fetch now; and the cron schedule of the agent's tasks. */
 export function FeedsPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
   const config = useControl<AgentConfig>(serverId, 'config');
-  const schedule = useControl<unknown>(serverId, 'schedule');
+  const schedule = useControlList<ScheduleEntry>(serverId, 'schedule');
   const change = useChangeControl(serverId, ['config', 'schedule']);
   const [status, setStatus] = useState('');
   const [task, setTask] = useState('');
@@ -85,8 +85,7 @@ export function FeedsPanel({ serverId, canEdit }: { serverId: number; canEdit: b
       </ControlState>
       <h3>Schedule</h3>
       <ControlState query={schedule} what="Loading the schedule">
-        {(body) => {
-          const entries = listOf<ScheduleEntry>(body, 'schedule', 'tasks');
+        {(entries) => {
           return (
             <>
               {entries.length === 0 ? (

@@ -6,7 +6,7 @@ import { dateTime } from '../../../lib/format';
 import type { Errors } from '../../../lib/schema';
 import { checkListEntry, type ListEntryValues, parseImport, toListEntry } from '../api/add-list-entry';
 import { useChangeControl } from '../api/change-control';
-import { type ControlPath, listOf, useControl } from '../api/get-control';
+import { type ControlListPath, type ControlPath, useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
 interface ListEntry {
@@ -38,13 +38,13 @@ export function ListPanel({
 }: {
   serverId: number;
   title: string;
-  path: ControlPath;
+  path: ControlListPath;
   clearPath?: ControlPath;
   importPath?: ControlPath;
   canEdit: boolean;
   description: string;
 }) {
-  const query = useControl<unknown>(serverId, path);
+  const query = useControlList<ListEntry>(serverId, path);
   const change = useChangeControl(serverId, [path]);
   const [values, setValues] = useState<ListEntryValues>({ ip: '', note: '', ttl: '' });
   const [errors, setErrors] = useState<Errors<keyof ListEntryValues>>({});
@@ -92,8 +92,7 @@ export function ListPanel({
       <h3 id={`${id}-title`}>{title}</h3>
       <p className="muted">{description}</p>
       <ControlState query={query} what={`Loading the ${title.toLowerCase()}`}>
-        {(body) => {
-          const entries = listOf<ListEntry>(body, path.split('/').pop() ?? path);
+        {(entries) => {
           return (
             <>
               <form className="inline-form" onSubmit={(e) => void add(e)} noValidate aria-label={`Add to ${title}`}>

@@ -5,7 +5,7 @@ import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
 import { type BlockPatternValues, checkBlockPattern, toBlockPattern } from '../api/add-block-pattern';
 import { useChangeControl } from '../api/change-control';
-import { listOf, useControl } from '../api/get-control';
+import { useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
 interface BlockPattern {
@@ -21,7 +21,7 @@ const EMPTY: BlockPatternValues = { name: '', file: '', regex: '', threshold: '5
 
 /** Log patterns: so many matching lines from one address within the window ban it for a while. */
 export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControl<unknown>(serverId, 'block-pattern');
+  const query = useControlList<BlockPattern>(serverId, 'block-pattern');
   const change = useChangeControl(serverId, ['block-pattern']);
   const [values, setValues] = useState<BlockPatternValues>(EMPTY);
   const [errors, setErrors] = useState<Errors<keyof BlockPatternValues>>({});
@@ -45,8 +45,7 @@ export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit
     <section className="card" aria-labelledby="patterns-title">
       <h3 id="patterns-title">Block patterns</h3>
       <ControlState query={query} what="Loading patterns">
-        {(body) => {
-          const patterns = listOf<BlockPattern>(body, 'patterns');
+        {(patterns) => {
           return (
             <>
               {patterns.length === 0 ? (

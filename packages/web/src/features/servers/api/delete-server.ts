@@ -1,5 +1,6 @@
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
+import { productsKey } from '../../billing/api/get-products';
 import { serversKey } from './get-servers';
 
 export const deleteServer = (id: number) => request<{ deleted: boolean }>('DELETE', `/api/servers/${id}`);
@@ -7,6 +8,6 @@ export const deleteServer = (id: number) => request<{ deleted: boolean }>('DELET
 export const useDeleteServer = (onDone: () => void) =>
   useMutation(deleteServer, () => {
     invalidate(serversKey);
-    invalidate('products');
+    invalidate(productsKey);
     onDone();
   });

@@ -2,10 +2,10 @@ import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
 import type { DashboardServer } from '../../../lib/wire';
 
-export const serverKey = (id: number) => `server:${id}`;
+/** Every read about one server sits under this key, so invalidating it refreshes them all. */
+export const serverKey = (id: number) => ['server', id];
 
 export const getServer = (id: number) => request<{ server: DashboardServer }>('GET', `/api/servers/${id}`);
 
 /** One server's record; refreshed every 30 s for the online state and score. */
-export const useServer = (id: number) =>
-  useQuery(serverKey(id), () => getServer(id), { intervalMs: 30_000, pauseWhenHidden: true });
+export const useServer = (id: number) => useQuery(serverKey(id), () => getServer(id), { intervalMs: 30_000 });

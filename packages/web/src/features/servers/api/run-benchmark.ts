@@ -1,10 +1,11 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
 import type { BenchmarkRunView } from '../../../lib/wire';
 import { benchmarksKey } from './get-benchmarks';
 
-export const runBenchmarkInput = { label: text({ min: 1, max: 100 }) };
+export const runBenchmarkInput = z.object({ label: text({ min: 1, max: 100 }) });
 
 export const checkRunBenchmark = (values: { label: string }) => parse(runBenchmarkInput, values);
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse } from '../../../lib/schema';
@@ -7,7 +8,7 @@ import { serverKey } from './get-server';
 import { serversKey } from './get-servers';
 
 /** Saving a rotated agent key: the console checks it against the agent before storing it. */
-export const updateKeyInput = { api_key: agentKey };
+export const updateKeyInput = z.object({ api_key: agentKey });
 
 export const checkUpdateKey = (values: { api_key: string }) => parse(updateKeyInput, values);
 

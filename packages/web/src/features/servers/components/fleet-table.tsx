@@ -1,9 +1,9 @@
 import type { ServerSummary } from '@palisade/protocol';
 import { useMemo, useState } from 'react';
+import { Link } from 'react-router';
 import { OnlineBadge, ScoreBadge } from '../../../components/score';
 import { Empty, QueryView } from '../../../components/states';
 import { timeAgo } from '../../../lib/format';
-import { Link } from '../../../lib/router';
 import { useServers } from '../api/get-servers';
 
 type SortKey = 'label' | 'hostname' | 'online' | 'score' | 'last_seen' | 'public_ip';

@@ -1,15 +1,16 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, pattern, text } from '../../../lib/schema';
 import { normalizeTicket, ticketsKey } from './scope';
 
-export const createTicketInput = {
+export const createTicketInput = z.object({
   product_id: pattern(/^\d+$/, 'Choose a product.'),
   subject: text({ min: 1, max: 200 }),
   message: text({ min: 1, max: 10_000 }),
-};
+});
 
-export type CreateTicketValues = Record<keyof typeof createTicketInput, string>;
+export type CreateTicketValues = z.input<typeof createTicketInput>;
 
 export const checkCreateTicket = (values: CreateTicketValues) => parse(createTicketInput, values);
 

@@ -7,4 +7,4 @@ export const getTicket = async (scope: TicketScope, id: number) =>
 
 /** The thread; refreshed every 15 s so an answer shows up without reloading. */
 export const useTicket = (scope: TicketScope, id: number) =>
-  useQuery(ticketKey(scope, id), () => getTicket(scope, id), { intervalMs: 15_000, pauseWhenHidden: true });
+  useQuery(ticketKey(scope, id), () => getTicket(scope, id), { intervalMs: 15_000 });

@@ -6,4 +6,4 @@ export const getTickets = async (scope: TicketScope) =>
   normalizeTickets(await request<unknown>('GET', ticketsBase(scope)));
 
 export const useTickets = (scope: TicketScope) =>
-  useQuery(ticketsKey(scope), () => getTickets(scope), { intervalMs: 30_000, pauseWhenHidden: true });
+  useQuery(ticketsKey(scope), () => getTickets(scope), { intervalMs: 30_000 });

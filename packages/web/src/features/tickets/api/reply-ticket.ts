@@ -1,13 +1,14 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import { type TicketScope, ticketsBase } from './scope';
+import { allTicketsKey, type TicketScope, ticketsBase } from './scope';
 
-export const replyInput = { message: text({ min: 1, max: 10_000 }) };
+export const replyInput = z.object({ message: text({ min: 1, max: 10_000 }) });
 
 export const checkReply = (values: { message: string }) => parse(replyInput, values);
 
 export const replyTicket = (input: { scope: TicketScope; id: number; message: string }) =>
   request<unknown>('POST', `${ticketsBase(input.scope)}/${input.id}/messages`, { body: { message: input.message } });
 
-export const useReplyTicket = () => useMutation(replyTicket, () => invalidate('tickets:'));
+export const useReplyTicket = () => useMutation(replyTicket, () => invalidate(allTicketsKey));

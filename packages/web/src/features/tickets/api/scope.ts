@@ -4,8 +4,10 @@ import type { Ticket, TicketMessage, TicketWithMessages } from '../../../lib/wir
 export type TicketScope = 'user' | 'admin';
 
 export const ticketsBase = (scope: TicketScope) => (scope === 'admin' ? '/api/admin/tickets' : '/api/tickets');
-export const ticketsKey = (scope: TicketScope) => `tickets:${scope}`;
-export const ticketKey = (scope: TicketScope, id: number) => `tickets:${scope}:${id}`;
+/** Every ticket read sits under `['tickets']`; a write refreshes them all. */
+export const allTicketsKey = ['tickets'];
+export const ticketsKey = (scope: TicketScope) => [...allTicketsKey, scope];
+export const ticketKey = (scope: TicketScope, id: number) => [...ticketsKey(scope), id];
 
 /** The ticket routes are new; accept the ticket bare or wrapped, messages inside or beside it. */
 export function normalizeTicket(body: unknown): TicketWithMessages {

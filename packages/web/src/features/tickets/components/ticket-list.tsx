@@ -1,7 +1,7 @@
+import { Link } from 'react-router';
 import { Empty, QueryView } from '../../../components/states';
 import { ApiError } from '../../../lib/api';
 import { timeAgo } from '../../../lib/format';
-import { Link } from '../../../lib/router';
 import { useTickets } from '../api/get-tickets';
 import type { TicketScope } from '../api/scope';
 

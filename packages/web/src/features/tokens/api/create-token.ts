@@ -1,10 +1,11 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
 import type { AccessToken } from '../../../lib/wire';
 import { tokensKey } from './get-tokens';
 
-export const createTokenInput = { name: text({ min: 1, max: 100 }) };
+export const createTokenInput = z.object({ name: text({ min: 1, max: 100 }) });
 
 export const checkCreateToken = (values: { name: string }) => parse(createTokenInput, values);
 

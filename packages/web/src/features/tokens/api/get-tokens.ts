@@ -2,7 +2,7 @@ import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
 import type { AccessToken } from '../../../lib/wire';
 
-export const tokensKey = 'tokens';
+export const tokensKey = ['tokens'];
 
 export const getTokens = async () => (await request<{ tokens: AccessToken[] }>('GET', '/api/tokens')).tokens;
 

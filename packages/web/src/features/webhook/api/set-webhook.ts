@@ -1,11 +1,12 @@
+import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { all, parse, pattern, text } from '../../../lib/schema';
+import { parse, text } from '../../../lib/schema';
 import { webhookKey } from './get-webhook';
 
-export const setWebhookInput = {
-  url: all(text({ min: 1, max: 2048 }), pattern(/^https?:\/\/\S+$/i, 'Enter an http(s) URL.')),
-};
+export const setWebhookInput = z.object({
+  url: text({ min: 1, max: 2048 }).regex(/^https?:\/\/\S+$/i, 'Enter an http(s) URL.'),
+});
 
 export const checkSetWebhook = (values: { url: string }) => parse(setWebhookInput, values);
 

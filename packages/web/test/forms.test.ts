@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkRegister } from '../src/features/auth/api/register';
+import { checkSignIn } from '../src/features/auth/api/sign-in';
+import { checkBlockPattern, toBlockPattern } from '../src/features/protection/api/add-block-pattern';
+import { checkListEntry, parseImport, toListEntry } from '../src/features/protection/api/add-list-entry';
+import { checkAddServer, pinOf } from '../src/features/servers/api/add-server';
+import { checkCreateTicket } from '../src/features/tickets/api/create-ticket';
+import { checkSetWebhook } from '../src/features/webhook/api/set-webhook';
+
+const errorsOf = (result: { ok: boolean; errors?: object }) => (result.ok ? {} : result.errors);
+
+describe('form schemas (zod): the messages users see under each field', () => {
+  test('register: required, email shape, password length', () => {
+    assert.deepEqual(errorsOf(checkRegister({ name: '  ', email: 'x', password: 'short' })), {
+      name: 'Required.',
+      email: 'Enter an email address.',
+      password: 'At least 8 characters.',
+    });
+    assert.deepEqual(errorsOf(checkRegister({ name: 'A', email: '', password: 'p'.repeat(257) })), {
+      email: 'Required.',
+      password: 'At most 256 characters.',
+    });
+    const ok = checkRegister({ name: ' Dana ', email: ' d@example.com ', password: 'correct horse' });
+    assert.deepEqual(ok, { ok: true, value: { name: 'Dana', email: 'd@example.com', password: 'correct horse' } });
+  });
+
+  test('sign-in and tickets: required fields, product chosen, length limits', () => {
+    assert.deepEqual(errorsOf(checkSignIn({ email: '', password: '' })), { email: 'Required.', password: 'Required.' });
+    assert.deepEqual(errorsOf(checkCreateTicket({ product_id: '', subject: 's'.repeat(201), message: 'hi' })), {
+      product_id: 'Choose a product.',
+      subject: 'At most 200 characters.',
+    });
+  });
+
+  test('webhook and add-server addresses', () => {
+    assert.deepEqual(errorsOf(checkSetWebhook({ url: 'ftp://x' })), { url: 'Enter an http(s) URL.' });
+    assert.equal(checkSetWebhook({ url: 'https://hooks.example.com/x' }).ok, true);
+    const bad = errorsOf(
+      checkAddServer({ product_id: '1', name: 'web', api_url: 'nope', api_key: 'agk_short', tls_fingerprint: 'AB:CD' }),
+    ) as Record<string, string>;
+    assert.match(bad.api_url!, /^Enter the agent address/);
+    assert.match(bad.api_key!, /^Enter the agent key/);
+    assert.match(bad.tls_fingerprint!, /^Enter the SHA-256 fingerprint/);
+    const good = checkAddServer({
+      product_id: '1',
+      name: 'web',
+      api_url: 'https://203.0.113.7:9100',
+      api_key: `agk_${'a'.repeat(32)}`,
+      tls_fingerprint: '',
+    });
+    assert.equal(good.ok, true);
+    assert.deepEqual(pinOf({ api_url: 'http://203.0.113.7:9100', tls_fingerprint: 'AA' }), {});
+  });
+
+  test('block pattern: a named ip group, a valid regex, whole numbers', () => {
+    const values = {
+      name: 'ssh',
+      file: '/var/log/auth.log',
+      regex: 'from \\S+',
+      threshold: '0',
+      window_s: 'x',
+      ban_s: '60',
+    };
+    assert.deepEqual(errorsOf(checkBlockPattern(values)), {
+      regex: 'Include a named group for the address: (?<ip>…)',
+      threshold: 'Hits: a whole number above 0.',
+      window_s: 'Window: a whole number above 0.',
+    });
+    assert.deepEqual(errorsOf(checkBlockPattern({ ...values, regex: '(?<ip>[', threshold: '5', window_s: '60' })), {
+      regex: 'Not a valid regular expression.',
+    });
+    const ok = checkBlockPattern({ ...values, regex: 'from (?<ip>\\S+)', threshold: '5', window_s: '60' });
+    assert.ok(ok.ok);
+    assert.equal(toBlockPattern(ok.value).threshold, 5);
+  });
+
+  test('list entry: one IP or CIDR, a note, whole minutes', () => {
+    assert.deepEqual(errorsOf(checkListEntry({ ip: '300.1.1.1', note: 'n'.repeat(201), ttl: '1.5' })), {
+      ip: 'Enter one IP or CIDR, e.g. 203.0.113.7 or 198.51.100.0/24.',
+      note: 'At most 200 characters.',
+      ttl: 'Whole minutes, or empty for no expiry.',
+    });
+    assert.deepEqual(errorsOf(checkListEntry({ ip: '10.0.0.0/33', note: '', ttl: '' })), {
+      ip: 'The prefix is 0 to 32.',
+    });
+    assert.equal(checkListEntry({ ip: '2001:db8::/32', note: '', ttl: '' }).ok, true);
+    assert.deepEqual(toListEntry({ ip: ' 203.0.113.7 ', note: '', ttl: '5' }), { ip: '203.0.113.7', ttl_s: 300 });
+    assert.deepEqual(parseImport('203.0.113.7 # office\nbad, 198.51.100.0/24'), {
+      entries: ['203.0.113.7', '198.51.100.0/24'],
+      invalid: ['bad'],
+    });
+  });
+});
