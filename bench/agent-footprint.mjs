@@ -205,4 +205,11 @@ console.log(
   `(${REQUESTS} sequential keep-alive requests each; node_exporter ${EXPORTER ? 'measures on every scrape' : 'absent'}, the agent answers from memory; node ${process.version})`,
 );
 clearTimeout(guard);
+// Stop the programs and wait for them: the agent writes its state as it stops, so removing the
+// directory under it would race.
+await Promise.all(
+  children
+    .filter((c) => c.exitCode === null && c.signalCode === null)
+    .map((c) => new Promise((resolve) => c.once('exit', resolve).kill('SIGTERM'))),
+);
 process.exit(0);
