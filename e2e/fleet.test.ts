@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
-import { serverDetailSchema, serverSummarySchema } from '@palisade/protocol';
+import { agentMetricsSchema, serverDetailSchema, serverSummarySchema } from '@palisade/protocol';
 import {
   type AgentProcess,
   agentKey,
@@ -124,6 +124,8 @@ describe('fleet end to end: a real console and a real agent', () => {
     assert.equal(metrics.status, 200);
     assert.equal(typeof metrics.body.agent.version, 'string');
     assert.equal(typeof metrics.body.cpu.pct, 'number');
+    // The snapshot is what packages/protocol/src/agent-api.ts describes, no more and no less.
+    agentMetricsSchema.strict().parse(metrics.body);
     assert.ok('alerter' in metrics.body);
     const direct = await fetch(`${agent.url}/whitelist`, { headers: { authorization: `Bearer ${agent.key}` } });
     const proxied = await call('GET', `/api/servers/${serverId}/control?path=whitelist`, { cookie });

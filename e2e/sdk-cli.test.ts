@@ -3,6 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { agentHealthSchema, agentMetricsSchema } from '@palisade/protocol';
 import { AgentClient, PalisadeError, SignedClient, V1Client } from '@palisade/sdk';
 import {
   type AgentProcess,
@@ -98,7 +99,8 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
 
   test('the agent client reads health and metrics with the agent key', async () => {
     const client = new AgentClient({ baseUrl: agent.url, key: agent.key });
-    assert.equal((await client.health()).status, 'ok');
+    agentHealthSchema.strict().parse(await client.health());
+    agentMetricsSchema.strict().parse(await client.metrics());
     assert.equal(typeof (await client.metrics()).ts, 'number');
     const wrong = new AgentClient({ baseUrl: agent.url, key: `${agent.key.slice(0, -6)}AAAAAA` });
     await assert.rejects(wrong.health(), (err: unknown) => err instanceof PalisadeError && err.status === 401);

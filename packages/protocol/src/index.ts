@@ -1,4 +1,5 @@
 export * from './agent-address.js';
+export * from './agent-api.js';
 export * from './benchmark.js';
 export * from './checkin.js';
 export * from './control.js';

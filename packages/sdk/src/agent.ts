@@ -1,4 +1,5 @@
 import { FINGERPRINT_EXPECTED, normalizeFingerprint } from '@palisade/protocol/agent-address';
+import type { AgentHealth, AgentMetrics } from '@palisade/protocol/agent-api';
 import { CONTROL_PATHS, type ControlPath, isControlPath } from '@palisade/protocol/control';
 import { PalisadeNetworkError } from './errors.js';
 import { pinnedFetch } from './pinned-fetch.js';
@@ -67,11 +68,11 @@ export class AgentClient {
   }
 
   health() {
-    return this.call<{ status: string; version: string; uptime_s: number }>('GET', '/health');
+    return this.call<AgentHealth>('GET', '/health');
   }
 
   metrics() {
-    return this.call<Record<string, unknown>>('GET', '/metrics');
+    return this.call<AgentMetrics>('GET', '/metrics');
   }
 
   control<T = unknown>(

@@ -1,3 +1,4 @@
+import type { AgentMetrics } from '@palisade/protocol/agent-api';
 import type { SnapshotParts } from '../checkin/body.js';
 
 export type MetricsSnapshot = ReturnType<typeof metricsSnapshot>;
@@ -35,8 +36,11 @@ export function metricsSnapshot(p: SnapshotParts) {
     network: s.network ?? { rx_bps: null, tx_bps: null, rx_pps: null, tx_pps: null, interfaces: [] },
     protection: p.protection,
     attacks: p.attacks,
-    alerter: p.alerter,
-    checkin: p.checkin,
+    alerter: { ...p.alerter },
+    checkin: { ...p.checkin },
     errors: s.errors,
   };
 }
+
+/** The snapshot is the contract's `/metrics` (packages/protocol/src/agent-api.ts): checked when compiling. */
+export const snapshotConforms: (p: SnapshotParts) => AgentMetrics = metricsSnapshot;
