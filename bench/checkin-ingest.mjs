@@ -3,31 +3,21 @@
 // process (SQLite by default). Reference in the same run: a bare node:http server that parses the
 // same JSON body and answers a constant one. Bar (docs/performance.md): ≥ 2,000 check-ins per second.
 // Usage: node bench/checkin-ingest.mjs [--agents N] [--requests N] [--concurrency C] [--postgres URL]
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, fmt, percentile, startProcess } from './lib.mjs';
+import { arg, benchStore, consoleDist, fmt, openConsole, percentile, root, startProcess } from './lib.mjs';
 
 const AGENTS = Number(arg('agents', '10000'));
 const TOTAL = Number(arg('requests', '30000'));
 const CONCURRENCY = Number(arg('concurrency', '64'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 
-const root = new URL('..', import.meta.url).pathname;
-const dist = join(root, 'packages/console/dist/src');
-const { loadConfig } = await import(join(dist, 'config.js'));
-const { openDatabase } = await import(join(dist, 'db/database.js'));
-const { createServices, createBoundaries } = await import(join(dist, 'app.js'));
 const { generateToken, hashToken } = await import(join(root, 'packages/protocol/dist/src/index.js'));
 
 async function prepare(env) {
-  const config = loadConfig(env);
-  const database = await openDatabase(config);
-  const boundaries = createBoundaries(config);
-  const services = createServices({ db: database.db, config, clock: Date.now, ...boundaries });
+  const { db, boundaries, services, close } = await openConsole(env);
   await services.catalog.seed();
-  await database.db
+  await db
     .insertInto('catalog_items')
     .values({
       sku: 'bench',
@@ -41,11 +31,7 @@ async function prepare(env) {
       created_at: Date.now(),
     })
     .execute();
-  const item = await database.db
-    .selectFrom('catalog_items')
-    .select('id')
-    .where('sku', '=', 'bench')
-    .executeTakeFirstOrThrow();
+  const item = await db.selectFrom('catalog_items').select('id').where('sku', '=', 'bench').executeTakeFirstOrThrow();
   const account = await services.accounts.create({
     email: 'ingest@example.com',
     password: 'bench-password',
@@ -70,10 +56,9 @@ async function prepare(env) {
         created_at: Date.now(),
       });
     }
-    await database.db.insertInto('servers').values(rows).execute();
+    await db.insertInto('servers').values(rows).execute();
   }
-  boundaries.outbound.close();
-  await database.close();
+  await close();
   return tokens;
 }
 
@@ -152,17 +137,14 @@ http.createServer((req, res) => {
 
 const results = [];
 for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'palisade-ingest-'));
-  const env = {
-    PALISADE_DATA_DIR: dataDir,
+  const store = benchStore('ingest', dialect === 'postgres' ? PG : undefined, {
     PALISADE_PORT: '0',
-    PALISADE_LOG_LEVEL: 'warn',
     PALISADE_BOOTSTRAP_ADMIN: '0',
-    ...(dialect === 'postgres' ? { PALISADE_DATABASE_URL: PG, PALISADE_DATABASE_SCHEMA: `ingest_${process.pid}` } : {}),
-  };
+  });
+  const env = store.env;
   process.stdout.write(`[${dialect}] enrolling ${AGENTS} simulated agents…\n`);
   const tokens = await prepare(env);
-  const consoleProc = await startProcess([join(dist, 'cli.js')], env);
+  const consoleProc = await startProcess([join(consoleDist, 'cli.js')], env);
   const bare = await startProcess(['--input-type=module', '-e', BARE], {});
   const url = `${consoleProc.url}/api/agent/checkin`;
   await post(url, 1000, tokens);
@@ -171,7 +153,8 @@ for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
   const measured = await post(url, TOTAL, tokens);
   consoleProc.stop();
   bare.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await new Promise((resolve) => consoleProc.child.on('exit', resolve));
+  await store.remove();
   results.push({ dialect, reference, measured });
 }
 

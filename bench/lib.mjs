@@ -1,6 +1,10 @@
 // Shared pieces of the benchmarks: a keep-alive load generator, percentiles and process helpers.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function percentile(sorted, p) {
   if (sorted.length === 0) return Number.NaN;
@@ -67,4 +71,100 @@ export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 
 export function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
+}
+
+// ---- the console's own code, for benches that prepare its database in process ----
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+/** The console's build (npm run build first). */
+export const consoleDist = join(root, 'packages/console/dist/src');
+
+/**
+ * Where a bench's console keeps its data: a new temp dir, and with `pg` (a PostgreSQL URL) a new
+ * schema in that database. `env` is what a console process, or openConsole, needs; `remove()` drops both.
+ */
+export function benchStore(name, pg, extra = {}) {
+  const dir = mkdtempSync(join(tmpdir(), `palisade-bench-${name}-`));
+  const schema = `bench_${name.replace(/\W/g, '_')}_${process.pid}`;
+  return {
+    dialect: pg ? 'postgres' : 'sqlite',
+    env: {
+      PALISADE_DATA_DIR: dir,
+      PALISADE_LOG_LEVEL: 'warn',
+      ...(pg ? { PALISADE_DATABASE_URL: pg, PALISADE_DATABASE_SCHEMA: schema } : {}),
+      ...extra,
+    },
+    async remove() {
+      rmSync(dir, { recursive: true, force: true });
+      if (!pg) return;
+      const { default: pgModule } = await import('pg');
+      const client = new pgModule.Client({ connectionString: pg });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+/** The console's services on the store's database, in this process (migrated on open). */
+export async function openConsole(env, clock = Date.now) {
+  const { loadConfig } = await import(join(consoleDist, 'config.js'));
+  const { openDatabase } = await import(join(consoleDist, 'db/database.js'));
+  const { createServices, createBoundaries } = await import(join(consoleDist, 'app.js'));
+  const config = loadConfig(env);
+  const database = await openDatabase(config);
+  const boundaries = createBoundaries(config);
+  const services = createServices({ db: database.db, config, clock, ...boundaries });
+  return {
+    config,
+    db: database.db,
+    boundaries,
+    services,
+    async close() {
+      boundaries.outbound.close();
+      await database.close();
+    },
+  };
+}
+
+/** Server `s` of a bench account: a row as check-ins leave it, with a score and a latest sample. */
+export function benchServerRow(accountId, productId, s, sealedKey) {
+  return {
+    account_id: accountId,
+    product_id: productId,
+    name: `web-${s}`,
+    api_url: `http://10.0.0.${s}:9100`,
+    api_key_enc: sealedKey,
+    hostname: `web-${s}.example.net`,
+    public_ip: `203.0.113.${s}`,
+    facts: JSON.stringify({ os: 'Debian 12', kernel: '6.1.0', cores: 4 }),
+    last_seen: Date.now(),
+    latest_sample: JSON.stringify({ ts: Date.now(), cpu_pct: 10, mem_used_mb: 1000 }),
+    score_base: JSON.stringify({
+      components: { cpu: 200, memory: 200, disk: 150, network: 150, stability: 150 },
+      notes: [],
+    }),
+    score_base_total: 850,
+    created_at: Date.now(),
+  };
+}
+
+/** One GET at a time on one kept-alive socket: resolves with its milliseconds, rejects on a non-200. */
+export function timedGetter() {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const get = (url, headers) =>
+    new Promise((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      http
+        .get(url, { agent, headers }, (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200
+              ? resolve(Number(process.hrtime.bigint() - started) / 1e6)
+              : reject(new Error(`HTTP ${res.statusCode}`)),
+          );
+        })
+        .on('error', reject);
+    });
+  return { get, close: () => agent.destroy() };
 }

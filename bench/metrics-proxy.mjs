@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, fmt, percentile, startProcess } from './lib.mjs';
+import { arg, fmt, percentile, startProcess, timedGetter } from './lib.mjs';
 
 const REQUESTS = Number(arg('requests', '2000'));
 const PAGES = Number(arg('pages', '500'));
@@ -53,21 +53,8 @@ const server = (
   await post('/api/servers', { product_id: product.id, name: 'bench', api_url: agent.url, api_key: key }, cookie)
 ).json.data.server;
 
-const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
-const get = (url, headers) =>
-  new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    http
-      .get(url, { agent: keepAlive, headers }, (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(Number(process.hrtime.bigint() - started) / 1e6)
-            : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-      })
-      .on('error', reject);
-  });
+const timed = timedGetter();
+const get = timed.get;
 
 /** Alternates direct and proxied calls, one at a time, so both see the same machine state. */
 async function measure() {
@@ -129,7 +116,7 @@ report(`with ${PAGES} open pages polling every 2 s (${PAGES / 2} proxied calls/s
 console.log(`  background calls answered: ${background}`);
 
 for (const t of timers) clearInterval(t);
-keepAlive.destroy();
+timed.close();
 pageAgent.destroy();
 consoleProc.stop();
 agent.stop();

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, fmt, load, startProcess } from './lib.mjs';
+import { arg, benchServerRow, fmt, load, startProcess } from './lib.mjs';
 
 const TOTAL = Number(arg('requests', '20000'));
 const CONCURRENCY = Number(arg('concurrency', '32'));
@@ -47,24 +47,7 @@ async function prepare(env) {
     for (let s = 0; s < 50; s += 1) {
       await database.db
         .insertInto('servers')
-        .values({
-          account_id: account.id,
-          product_id: product.id,
-          name: `web-${s}`,
-          api_url: `http://10.0.0.${s}:9100`,
-          api_key_enc: boundaries.secrets.seal('agk_x'),
-          hostname: `web-${s}.example.net`,
-          public_ip: `203.0.113.${s}`,
-          facts: JSON.stringify({ os: 'Debian 12', kernel: '6.1.0', cores: 4 }),
-          last_seen: Date.now(),
-          latest_sample: JSON.stringify({ ts: Date.now(), cpu_pct: 10, mem_used_mb: 1000 }),
-          score_base: JSON.stringify({
-            components: { cpu: 200, memory: 200, disk: 150, network: 150, stability: 150 },
-            notes: [],
-          }),
-          score_base_total: 850,
-          created_at: Date.now(),
-        })
+        .values(benchServerRow(account.id, product.id, s, boundaries.secrets.seal('agk_x')))
         .execute();
     }
     for (let t = 0; t < 100; t += 1) tokens.push((await services.tokens.create(account.id, `bench-${t}`)).token);

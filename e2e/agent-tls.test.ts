@@ -8,7 +8,6 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AgentClient, PalisadeNetworkError } from '@palisade/sdk';
 import {
-  AGENT_CLI,
   type AgentProcess,
   agentKey,
   type ConsoleProcess,
@@ -97,6 +96,7 @@ describe('agents over TLS: the console and the SDK pin the agent certificate', (
       PALISADE_BOOTSTRAP_ADMIN: '0',
       PALISADE_CHECKIN_INTERVAL_S: '5',
       PALISADE_LOG_LEVEL: 'info',
+      PALISADE_ACCESS_LOG: '1', // every request logged too, for the check that no line holds the key
     });
     agent = await startAgent({ 'metrics.listen': `127.0.0.1:${await freePort()}`, 'metrics.tls': 'on' });
     pin = fingerprintIn(agent.output())!;

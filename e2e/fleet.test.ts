@@ -7,6 +7,8 @@ import {
   agentKey,
   type ConsoleProcess,
   eventually,
+  runAgentDaemon,
+  signUp,
   startAgent,
   startConsoleProcess,
   tempDir,
@@ -39,20 +41,10 @@ describe('fleet end to end: a real console and a real agent', () => {
     });
     const text = await res.text();
     responses.push(text);
-    // Every v1 answer here is held to the published OpenAPI document too.
-    if (path.startsWith('/api/v1/')) assertMatchesOpenApi(path, res.status, JSON.parse(text));
+    // Every answer here is held to the console's OpenAPI document too (v1 and dashboard routes).
+    if (text) assertMatchesOpenApi(path, res.status, JSON.parse(text), method);
     // biome-ignore lint/suspicious/noExplicitAny: test answers are checked field by field
     return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
-  }
-
-  async function signUp(email: string) {
-    const res = await fetch(`${consoleProc.url}/api/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password: 'fleet-password', name: email }),
-    });
-    assert.equal(res.status, 201);
-    return res.headers.get('set-cookie')!.split(';')[0]!;
   }
 
   before(async () => {
@@ -64,8 +56,16 @@ describe('fleet end to end: a real console and a real agent', () => {
       PALISADE_LOG_LEVEL: 'info',
     });
     agent = await startAgent({ 'checkin.interval_s': '5' });
-    cookie = await signUp(`owner-${process.pid}@example.com`);
-    strangerCookie = await signUp(`stranger-${process.pid}@example.com`);
+    cookie = await signUp(consoleProc.url, {
+      email: `owner-${process.pid}@example.com`,
+      password: 'fleet-password',
+      name: `owner-${process.pid}@example.com`,
+    });
+    strangerCookie = await signUp(consoleProc.url, {
+      email: `stranger-${process.pid}@example.com`,
+      password: 'fleet-password',
+      name: `stranger-${process.pid}@example.com`,
+    });
     token = (await call('POST', '/api/tokens', { cookie, body: { name: 'e2e' } })).body.data.token;
   });
 
@@ -117,6 +117,11 @@ describe('fleet end to end: a real console and a real agent', () => {
     const list = await call('GET', '/api/v1/servers', { bearer: token });
     assert.equal(list.body.data.servers.length, 1);
     serverSummarySchema.strict().parse(list.body.data.servers[0]);
+    // The agent's check-in carries its active attack count, which the fleet page counts (docs/fleet.md).
+    const fleet = (await call('GET', '/api/servers', { cookie })).body.data;
+    assert.equal(fleet.servers[0].state, 'online');
+    assert.equal(fleet.servers[0].attacks_active, 0);
+    assert.deepEqual(fleet.counts, { online: 1, unreachable: 0, offline: 0, under_attack: 0 });
   });
 
   test('the metrics proxy passes the agent snapshot through; the control proxy forwards status and body', async () => {
@@ -188,11 +193,24 @@ describe('fleet end to end: a real console and a real agent', () => {
     agent.key = newKey;
   });
 
-  test('when the agent stops, the proxies answer 502 and the server goes offline after two minutes', async () => {
-    await agent.stop();
+  test('when the agent stops: unreachable at once, offline after two minutes, online again after a restart', async () => {
+    // Only the daemon stops: its config and state directory stay for the restart below.
+    const first = agent;
+    first.child.kill('SIGTERM');
+    await eventually('the agent to exit', async () =>
+      first.child.exitCode !== null || first.child.signalCode !== null ? true : undefined,
+    );
     const metrics = await call('GET', `/api/servers/${serverId}/metrics`, { cookie });
     assert.equal(metrics.status, 502);
     assert.deepEqual(metrics.body, { error: 'agent unreachable', code: 'agent_error' });
+    // The failed call is recorded: the server is unreachable at once, while v1 keeps the two-minute rule.
+    const overview = (await call('GET', `/api/servers/${serverId}/section?name=overview`, { cookie })).body.data;
+    assert.equal(overview.state, 'unreachable');
+    assert.match(overview.state_reason, /calls to the agent have failed for \d+ s: agent unreachable$/);
+    assert.equal(overview.online, true);
+    assert.equal((await call('GET', `/api/v1/servers/${serverId}`, { bearer: token })).body.data.online, true);
+    const unreachable = (await call('GET', '/api/servers', { cookie })).body.data;
+    assert.deepEqual(unreachable.counts, { online: 0, unreachable: 1, offline: 0, under_attack: 0 });
     const offline = await eventually(
       'the server to go offline',
       async () => {
@@ -203,5 +221,37 @@ describe('fleet end to end: a real console and a real agent', () => {
     );
     assert.ok(offline.score < 1000);
     assert.ok(offline.score_notes.some((n: string) => n.startsWith('Last check-in')));
+    const server = (await call('GET', `/api/servers/${serverId}`, { cookie })).body.data.server;
+    assert.equal(server.state, 'offline');
+    assert.match(server.state_reason, /^No check-in for \d+ min$/);
+    assert.equal(server.last_known_score.at, server.last_seen, 'the last known score is the last check-in’s');
+    assert.ok(server.last_known_score.score > server.score, 'an offline server does not keep its live score');
+    assert.equal(server.attacks_active, null);
+    const listed = (await call('GET', '/api/servers', { cookie })).body.data;
+    assert.deepEqual(listed.counts, { online: 0, unreachable: 0, offline: 1, under_attack: 0 });
+
+    // The same agent, restarted (on a new port): it checks in again, and the console reaches it at its new address.
+    const restarted = await runAgentDaemon(agent.configFile, agent.stateDir);
+    agent = {
+      ...first,
+      ...restarted,
+      async stop(signal) {
+        await restarted.stop(signal);
+        await first.stop(); // the first daemon has exited; this removes the directory
+      },
+    };
+    const moved = await call('PATCH', `/api/servers/${serverId}`, {
+      cookie,
+      body: { api_url: restarted.url, api_key: agent.key },
+    });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    await eventually('a check-in after the restart', async () => {
+      const res = await call('GET', `/api/servers/${serverId}`, { cookie });
+      return res.body.data.server.state !== 'offline' ? true : undefined;
+    });
+    assert.equal((await call('GET', `/api/servers/${serverId}/metrics`, { cookie })).status, 200);
+    const back = (await call('GET', `/api/servers/${serverId}`, { cookie })).body.data.server;
+    assert.equal(back.state, 'online');
+    assert.equal(back.last_known_score, null);
   });
 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signRequest } from '@palisade/protocol';
 import pg from 'pg';
-import { type ConsoleProcess, startConsoleProcess, tempDir } from './support/processes.js';
+import { type ConsoleProcess, eventually, startAgent, startConsoleProcess, tempDir } from './support/processes.js';
 
 /**
  * Several console processes behind one database (and Redis) behave as one console. The same suite
@@ -84,6 +84,8 @@ for (const setup of setups) {
         PALISADE_BOOTSTRAP_ADMIN: '0',
         PALISADE_TRUST_PROXY: '127.0.0.1',
         PALISADE_ALLOW_PRIVATE_TARGETS: '1',
+        PALISADE_ALERT_INTERVAL_S: '1',
+        PALISADE_CHECKIN_INTERVAL_S: '5',
         ...setup.env(),
       };
       // Start them together: migrations must run once, safely, when several processes start at the same time.
@@ -180,7 +182,7 @@ for (const setup of setups) {
       try {
         const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
         assert.equal((await api(nth(0), 'PUT', '/api/account/webhook', { cookie, body: { url } })).status, 200);
-        const product = (await api(nth(1), 'POST', '/api/products', { cookie, body: { catalog_id: 1 } })).json.data!
+        const product = (await api(nth(1), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
           .product as { id: number };
         for (let i = 0; i < 6; i += 1) {
           const res = await api(nth(i), 'POST', '/api/tickets', {
@@ -199,10 +201,78 @@ for (const setup of setups) {
       }
     });
 
+    test("an alert from a real agent's check-ins fires once and resolves once, whichever console evaluates", async () => {
+      const texts: string[] = [];
+      const receiver = http.createServer((req, res) => {
+        let body = '';
+        req.on('data', (c: Buffer) => {
+          body += c.toString('utf8');
+        });
+        req.on('end', () => {
+          texts.push((JSON.parse(body) as { text: string }).text.split('\n')[0]!);
+          res.writeHead(200).end('ok');
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      const agent = await startAgent({ 'checkin.interval_s': '5', 'metrics.interval_s': '1' });
+      try {
+        const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
+          .product as { id: number };
+        const added = await api(nth(1), 'POST', '/api/servers', {
+          cookie,
+          body: { product_id: product.id, name: 'alerted-1', api_url: agent.url, api_key: agent.key },
+        });
+        assert.equal(added.status, 201, JSON.stringify(added.json));
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slack`;
+        const channel = await api(nth(2), 'POST', '/api/alerts/channels', {
+          cookie,
+          body: { name: 'chat', kind: 'slack', url },
+        });
+        assert.equal(channel.status, 201, JSON.stringify(channel.json));
+        const channelId = (channel.json.data!.channel as { id: number }).id;
+        // Any used disk is above 0 %: the rule fires at the first round after the agent's first check-in.
+        const rule = { name: 'disk used', kind: 'metric', metric: 'disk', threshold: 0, channel_ids: [channelId] };
+        const created = await api(nth(0), 'POST', '/api/alerts/rules', { cookie, body: rule });
+        assert.equal(created.status, 201, JSON.stringify(created.json));
+        const ruleId = (created.json.data!.rule as { id: number }).id;
+        await eventually('the alert', async () => (texts.length > 0 ? true : undefined), 60_000);
+        // No disk is above 100 %: the next round resolves it. Every console evaluates (one at a time)
+        // meanwhile, so a second "fired" from another console would arrive before the "resolved".
+        const changed = await api(nth(1), 'PUT', `/api/alerts/rules/${ruleId}`, {
+          cookie,
+          body: { ...rule, threshold: 100 },
+        });
+        assert.equal(changed.status, 200, JSON.stringify(changed.json));
+        await eventually(
+          'the resolution',
+          async () => (texts.some((t) => /back to/.test(t)) ? true : undefined),
+          60_000,
+        );
+        assert.equal(texts.length, 2, texts.join(' | '));
+        assert.match(texts[0]!, /^alerted-1: disk at [0-9.]+%$/);
+        assert.match(texts[1]!, /^alerted-1: disk back to [0-9.]+%$/);
+        // The receiver may answer before the console records the delivery.
+        const history = await eventually('both recorded as delivered', async () => {
+          const rows = (await api(nth(2), 'GET', '/api/alerts/history', { cookie })).json.data!.history as {
+            kind: string;
+            status: string;
+          }[];
+          return rows.every((h) => h.status === 'delivered') ? rows : undefined;
+        });
+        assert.deepEqual(
+          history.map((h) => h.kind),
+          ['alert.resolved', 'alert.fired'],
+        );
+      } finally {
+        await agent.stop();
+        await new Promise((resolve) => receiver.close(resolve));
+      }
+    });
+
     test('a signed write re-sent with a new nonce is a replay on every console; identical reads are not', async () => {
       const key = (await api(nth(0), 'POST', '/api/keys', { cookie, body: { name: 'write-replay' } })).json.data!
         .key as string;
-      const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 1 } })).json.data!
+      const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
         .product as { id: number };
       const opened = await api(nth(0), 'POST', '/api/tickets', {
         cookie,

@@ -105,6 +105,18 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     const wrong = new AgentClient({ baseUrl: agent.url, key: `${agent.key.slice(0, -6)}AAAAAA` });
     await assert.rejects(wrong.health(), (err: unknown) => err instanceof PalisadeError && err.status === 401);
     assert.throws(() => new AgentClient({ baseUrl: 'ftp://x', key: 'k' }), /baseUrl/);
+    // "Why is this address blocked?" through the SDK: the typed lookup and the GET's input as its query.
+    const client2 = new AgentClient({ baseUrl: agent.url, key: agent.key });
+    await client2.control('POST', 'blacklist', { ip: '203.0.113.0/24', note: 'sdk' });
+    const lookup = await client2.lookUp('203.0.113.9');
+    assert.equal(lookup.verdict, 'drop');
+    assert.equal(lookup.holders[0]?.entry?.note, 'sdk');
+    const viaControl = (await client2.control('GET', 'blacklist', { ip: '203.0.113.9' })) as unknown as {
+      decided_by: string;
+    };
+    assert.equal(viaControl.decided_by, 'blacklist', 'a GET input goes in the query');
+    await assert.rejects(client2.feedPage('nope'), /source: unknown feed "nope"/);
+    await client2.control('DELETE', 'blacklist', { ip: '203.0.113.0/24' });
   });
 
   test('CLI: tables for people, --json for scripts', async () => {
@@ -131,6 +143,9 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     assert.equal(JSON.parse(health.stdout).status, 'ok');
     const metrics = await palisade(['agent', 'metrics', '--json'], env);
     assert.ok('alerter' in JSON.parse(metrics.stdout));
+    const lookup = await palisade(['agent', 'control', 'blacklist', '--ip', '192.0.2.44', '--json'], env);
+    assert.equal(lookup.code, 0, lookup.stderr);
+    assert.equal(JSON.parse(lookup.stdout).summary.split(/[.:]/)[0], 'Not blocked', 'the CLI asks the lookup');
   });
 
   test('CLI exit codes tell usage, auth, not-found, unreachable and rate limits apart', async () => {

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { browserSkipReason, launchBrowser, newSession } from '../support/browser.js';
+import {
+  browserSkipReason,
+  launchBrowser,
+  newSession,
+  registerWithProduct,
+  signInThroughPage,
+} from '../support/browser.js';
 import {
   type AgentProcess,
   type ConsoleProcess,
@@ -31,19 +37,7 @@ describe('adding a TLS agent in the browser', { skip: skip ?? false }, () => {
     });
     agent = await startAgent({ 'metrics.tls': 'on' });
     pin = /TLS certificate SHA-256 fingerprint: (\S+)/.exec(agent.output())![1]!;
-    const registered = await fetch(`${consoleProcess.url}/api/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ ...USER, name: 'TLS Form' }),
-    });
-    assert.equal(registered.status, 201);
-    const cookie = registered.headers.get('set-cookie')!.split(';')[0]!;
-    const product = await fetch(`${consoleProcess.url}/api/products`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify({ catalog_id: 1 }),
-    });
-    assert.equal(product.status, 201);
+    await registerWithProduct(consoleProcess.url, { ...USER, name: 'TLS Form' });
     browser = await launchBrowser();
   });
 
@@ -58,11 +52,7 @@ describe('adding a TLS agent in the browser', { skip: skip ?? false }, () => {
     const session = await newSession(browser, consoleProcess.url);
     const { page } = session;
     try {
-      await page.goto('/dashboard/sign-in');
-      await page.getByLabel('Email').fill(USER.email);
-      await page.getByLabel('Password').fill(USER.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+      await signInThroughPage(page, USER);
       await page.goto('/dashboard/servers/add');
       await page.getByRole('heading', { name: 'Add a server' }).waitFor();
       await page.getByLabel('Label').fill('tls-web');

@@ -1,8 +1,13 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from '@palisade/console/web-headers';
+import type AxeCore from 'axe-core';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type ConsoleProcess, signUp, startConsoleProcess, tempDir } from './processes.js';
 
 /** Debian's Chromium; `.ci/run` installs the `chromium` package. */
 export const CHROMIUM = process.env.PALISADE_CHROMIUM ?? '/usr/bin/chromium';
@@ -124,6 +129,29 @@ export async function newSession(
   };
 }
 
+/**
+ * Runs `body` in a fresh session (newSession) and fails it on any console or page error; when it
+ * fails, a screenshot of the page goes to the temp dir and the error names it and the page's address.
+ */
+export async function inSession(
+  browser: Browser,
+  baseURL: string,
+  viewport: { width: number; height: number } | undefined,
+  body: (page: Page, session: BrowserSession) => Promise<void>,
+): Promise<void> {
+  const session = await newSession(browser, baseURL, viewport);
+  try {
+    await body(session.page, session);
+    session.assertNoErrors();
+  } catch (err) {
+    const shot = join(tmpdir(), `palisade-e2e-failure-${Date.now()}.png`);
+    await session.page.screenshot({ path: shot }).catch(() => {});
+    throw new Error(`${(err as Error).message}\nat ${session.page.url()}; screenshot: ${shot}`, { cause: err });
+  } finally {
+    await session.close();
+  }
+}
+
 /** A PNG of the page at its current viewport, into docs/screenshots/. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -137,4 +165,111 @@ export async function webStorage(page: Page): Promise<string> {
       Array.from({ length: s.length }, (_, i) => `${s.key(i)}=${s.getItem(s.key(i) ?? '')}`).join('\n');
     return `${dump(window.localStorage)}\n${dump(window.sessionStorage)}`;
   });
+}
+
+export interface Account {
+  email: string;
+  password: string;
+}
+
+/**
+ * An account registered through the console's API with one product taken from the catalog (the
+ * free one unless `catalogId` says), so a browser test can go straight to adding servers. Returns
+ * the session cookie.
+ */
+export async function registerWithProduct(
+  consoleUrl: string,
+  user: Account & { name: string },
+  /** Catalog item: 1 the free Starter plan, 2 Pro (benchmarks are only in Pro and Fleet). */
+  catalogId = 1,
+): Promise<string> {
+  const cookie = await signUp(consoleUrl, user);
+  const product = await fetch(`${consoleUrl}/api/products`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ catalog_id: catalogId }),
+  });
+  if (product.status !== 201) throw new Error(`take catalog product ${catalogId}: HTTP ${product.status}`);
+  return cookie;
+}
+
+/** Signs in through the sign-in page and waits for the fleet page. */
+export async function signInThroughPage(page: Page, user: Account): Promise<void> {
+  await page.goto('/dashboard/sign-in');
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+}
+
+/** What `consoleWithBrowser` gives a suite once its `before` hook has run. */
+export interface ConsoleWithBrowser {
+  /** The console's data dir (its SQLite file is `console.db` there). */
+  dataDir: string;
+  console: ConsoleProcess;
+  browser: Browser;
+  url: string;
+  /** inSession on this console: a fresh session, failing on page errors, with a screenshot on failure. */
+  run(
+    body: (page: Page, session: BrowserSession) => Promise<void>,
+    viewport?: { width: number; height: number },
+  ): Promise<void>;
+}
+
+/**
+ * A browser suite's console and Chromium: registers `before` (start a console on a fresh data dir
+ * with `env`, then `setup` against it, then launch Chromium) and `after` (close and remove them).
+ */
+export function consoleWithBrowser(
+  prefix: string,
+  env: Record<string, string> = {},
+  setup?: (url: string, dataDir: string) => Promise<void>,
+): ConsoleWithBrowser {
+  const data = tempDir(prefix);
+  const suite = { dataDir: data.path } as ConsoleWithBrowser;
+  before(async () => {
+    suite.console = await startConsoleProcess({ PALISADE_DATA_DIR: data.path, PALISADE_BOOTSTRAP_ADMIN: '0', ...env });
+    suite.url = suite.console.url;
+    await setup?.(suite.url, data.path);
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.console?.kill();
+    data.remove();
+  });
+  suite.run = (body, viewport) => inSession(suite.browser, suite.url, viewport, body);
+  return suite;
+}
+
+declare global {
+  interface Window {
+    axe?: typeof AxeCore;
+  }
+}
+
+/** axe-core's browser build, read once; the root package's devDependency. */
+let axeSource: string | undefined;
+
+/**
+ * Fails when axe-core finds any WCAG 2 A or AA violation on the page as it is now (contrast in the theme
+ * shown, names, labels, landmarks…), listing each rule with the elements that break it and why.
+ * The script goes in through the DevTools protocol, so the dashboard's CSP needs no exception for it.
+ */
+export async function assertAccessible(page: Page, what: string): Promise<void> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => window.axe !== undefined))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const results = await window.axe!.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] },
+      resultTypes: ['violations'],
+    });
+    return results.violations.map((v) => ({
+      rule: `${v.id} (${v.impact ?? 'unknown'}): ${v.help}`,
+      nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ').trim()}`),
+    }));
+  });
+  if (violations.length === 0) return;
+  const list = violations.map((v) => `- ${v.rule}\n${v.nodes.map((n) => `    ${n}`).join('\n')}`).join('\n');
+  throw new Error(`${what}: ${violations.length} WCAG 2 A/AA rule(s) broken (axe-core):\n${list}`);
 }

@@ -1,22 +1,18 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToEnd, spawnCaptured, tempDir } from '@palisade/testkit';
 
 export {
   type ConsoleProcess,
   runConsoleCli,
   startConsoleProcess,
 } from '@palisade/console/test-support';
+export { eventually, tempDir } from '@palisade/testkit';
 
 export const AGENT_CLI = fileURLToPath(new URL('../../../packages/agent/dist/src/cli.js', import.meta.url));
-
-/** A temp dir removed at cleanup. */
-export function tempDir(prefix: string): { path: string; remove(): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
 
 export interface AgentProcess {
   child: ChildProcess;
@@ -70,76 +66,126 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
 
 /** `palisade-agent run` on an existing config file and state dir, until it says where it listens. */
 export async function runAgentDaemon(configFile: string, stateDir: string) {
-  const child = spawn(process.execPath, [AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /listening on (https?:\/\/\S+)/.exec(out);
-      if (match) {
-        clearInterval(timer);
-        resolve(match[1]!);
-      }
-    }, 20);
-    exited.then(() => {
-      clearInterval(timer);
-      reject(new Error(`agent exited before listening:\n${out}`));
-    });
-  });
+  const p = spawnCaptured(process.execPath, [AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir]);
+  const match = await p.waitFor(/listening on (https?:\/\/\S+)/);
+  if (!match) throw new Error(`agent exited before listening:\n${p.output()}`);
   return {
-    child,
-    url,
-    output: () => out,
+    child: p.child,
+    url: match[1]!,
+    output: p.output,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
+      await p.stop(signal);
     },
   };
 }
 
 /** Runs a CLI (a compiled `cli.js`) to its end with a bare environment; its exit code and output. */
-export function runCli(
+export async function runCli(
   cli: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  const { code, stdout, stderr } = await runToEnd(process.execPath, [cli, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
   });
+  return { code, stdout, stderr };
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
+const DPKG_LOCK = '/tmp/palisade-e2e-dpkg.lock';
+
+/**
+ * The suites that install the system-wide `palisade-agent` package (packaging, install) take turns:
+ * one's `dpkg --purge` would pull the package from under the other. A directory made atomically is
+ * the lock; its `pid` file lets a lock left by a dead run be taken over.
+ */
+export async function holdDpkgLock(): Promise<() => void> {
   for (;;) {
     try {
-      const value = await check();
-      if (value !== undefined) return value;
+      mkdirSync(DPKG_LOCK);
+      writeFileSync(join(DPKG_LOCK, 'pid'), String(process.pid));
+      return () => rmSync(DPKG_LOCK, { recursive: true, force: true });
     } catch (err) {
-      last = err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let holder = 0;
+      try {
+        holder = Number(readFileSync(join(DPKG_LOCK, 'pid'), 'utf8'));
+      } catch {}
+      if (holder > 0 && !isRunning(holder)) rmSync(DPKG_LOCK, { recursive: true, force: true });
+      else await new Promise((r) => setTimeout(r, 500));
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A TCP relay on loopback to a local port: a direct path to an agent the test can cut. */
+export async function tcpRelay(port: number): Promise<{ url: string; cut(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const relay = createServer((inbound) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [inbound, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sockets.delete(s));
+    }
+    inbound.pipe(upstream).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    async cut() {
+      if (!relay.listening) return;
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
+}
+
+/** One JSON call to a console with a session cookie; the answer's status and parsed body. */
+export type ConsoleCall = (
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: test answers are checked field by field
+) => Promise<{ status: number; body: any }>;
+
+/** Registers an account on a console through its API and answers the session cookie it set. */
+export async function signUp(base: string, user: { email: string; password: string; name: string }): Promise<string> {
+  const reg = await fetch(`${base}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(user),
+  });
+  if (reg.status !== 201) throw new Error(`register ${user.email}: HTTP ${reg.status} ${await reg.text()}`);
+  return reg.headers.get('set-cookie')!.split(';')[0]!;
+}
+
+/**
+ * An account registered on a console with the first catalog product taken, and a caller that
+ * sends its session cookie (to this console or another process behind the same database).
+ */
+export async function accountWithProduct(
+  base: string,
+  email: string,
+): Promise<{ productId: number; call: ConsoleCall }> {
+  const cookie = await signUp(base, { email, password: 'test-password-123', name: email.split('@')[0]! });
+  const call: ConsoleCall = async (to, method, path, body) => {
+    const res = await fetch(`${to}${path}`, {
+      method,
+      headers: { cookie, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  const product = await call(base, 'POST', '/api/products', { catalog_id: 1 });
+  if (product.status !== 201) throw new Error(`take catalog product 1: HTTP ${product.status}`);
+  return { productId: product.body.data.product.id, call };
 }

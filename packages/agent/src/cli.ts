@@ -104,6 +104,36 @@ program
   );
 
 withConfig(
+  program
+    .command('register')
+    .description('add this server to a console with an enrolment token (what the one-line install runs)'),
+)
+  .requiredOption('--console <url>', 'the console address, e.g. https://console.example.com')
+  .requiredOption('--token <token>', 'the enrolment token from Add server in the console (enr_…)')
+  .option('--name <name>', 'the server name in the console (default: the hostname)')
+  .option(
+    '--url <url>',
+    'the address the console reaches this agent at (default: the address it sees this request from)',
+  )
+  .option('--force', 'register again as a new server even when already enrolled')
+  .option('--wait <seconds>', 'how long to wait for the daemon to answer', positiveInt, 30)
+  .action(
+    async (
+      o: CommonOptions & { console: string; token: string; name?: string; url?: string; force?: boolean; wait: number },
+    ) => {
+      const { registerCommand } = await import('./cli/register.js');
+      await registerCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o), {
+        console: o.console,
+        token: o.token,
+        name: o.name,
+        url: o.url,
+        force: o.force === true,
+        waitMs: o.wait * 1000,
+      }).catch(fail);
+    },
+  );
+
+withConfig(
   program.command('alert-test').description('send a test event to alerter.url (through the daemon when it runs)'),
 )
   .option('--count <n>', 'number of test events (through the daemon)', positiveInt, 1)

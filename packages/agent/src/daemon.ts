@@ -2,10 +2,11 @@ import { rmSync, statSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Alerter, createAlerter } from './alerter/alerter.js';
+import { createConsoleLink } from './api/console-link.js';
 import { createControlRoutes } from './api/control-routes.js';
 import { controlRequest, listenControlSocket } from './api/control-socket.js';
 import { prometheusText } from './api/prometheus.js';
-import { type ApiRoutes, createApiServer } from './api/server.js';
+import { type ApiRoutes, createApiServer, handleApiCall } from './api/server.js';
 import { metricsSnapshot } from './api/snapshot.js';
 import { benchmarkJobHandler } from './bench/job.js';
 import { checkinBody } from './checkin/body.js';
@@ -148,11 +149,20 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     ),
     log,
   });
+  const onApiError = (err: Error) => log('error', `request failed: ${err.stack ?? err.message}`);
+  // Requests down the outbound link go through the same entry point as the listener's (docs/agent.md).
+  const link = createConsoleLink({
+    handle: (call) => handleApiCall(call, routes, onApiError),
+    intervalS: () => checkin.status().interval_s,
+    clock: deps.clock,
+    log,
+  });
   runtime.attach({
     sampler,
     first,
     alerter,
     checkin,
+    link,
     protection,
     ...(engine ? { configureProtection: (settings) => engine.configure(settings) } : {}),
   });
@@ -181,7 +191,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   };
 
   const tls = config.metrics.tls ? ensureTlsCertificate(paths, runtime.facts().hostname) : null;
-  const server = createApiServer(routes, tls, (err) => log('error', `request failed: ${err.stack ?? err.message}`));
+  const server = createApiServer(routes, tls, onApiError);
   const listenConfig = config.metrics.listen;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -247,6 +257,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       sampler.stop();
       alerter.stop();
       checkin.stop();
+      link.stop();
       await engine?.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,4 +1,5 @@
 import type { Alerter } from './alerter/alerter.js';
+import type { ConsoleLink } from './api/console-link.js';
 import type { SnapshotParts } from './checkin/body.js';
 import type { Checkin } from './checkin/checkin.js';
 import { type AgentConfig, ConfigError, loadConfigFile } from './config/config.js';
@@ -23,6 +24,8 @@ export interface DaemonStatus {
   reloads: { count: number; last_at: number | null; last_ok: boolean | null; last_error: string | null };
   alerter: ReturnType<Alerter['state']>;
   checkin: ReturnType<Checkin['status']>;
+  /** The outbound link to the console (`console.connect`). */
+  link: ReturnType<ConsoleLink['status']> | null;
   errors: Record<string, string>;
 }
 
@@ -33,6 +36,8 @@ export interface RuntimeParts {
   first: Sample;
   alerter: Alerter;
   checkin: Checkin;
+  /** The outbound link (`console.connect = outbound`), started with the enrolment. */
+  link?: ConsoleLink;
   protection: ProtectionProvider;
   /** Reconfigures protection on reload (absent when a test plugs in its own provider). */
   configureProtection?: (settings: AgentConfig['protection']) => void;
@@ -122,14 +127,16 @@ export function createRuntime(o: {
         reloads: { ...reloads },
         alerter: p.alerter.state(),
         checkin: p.checkin.status(),
+        link: p.link?.status() ?? null,
         errors: (p.sampler.latest() ?? p.first).errors,
       };
     },
 
-    /** Starts (or restarts) check-ins with the stored enrolment; null when not enrolled. */
+    /** Starts (or restarts) check-ins, and the outbound link when configured, with the stored enrolment; null when not enrolled. */
     loadEnrolment() {
       const enrolment = readEnrolment(o.enrolmentFile);
       if (enrolment) running().checkin.start(enrolment);
+      running().link?.configure(config.console.connect, enrolment);
       return enrolment;
     },
 

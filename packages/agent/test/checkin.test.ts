@@ -2,11 +2,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateToken } from '@palisade/protocol';
-import { BACKOFF_CAP_S, createCheckin, nextDelayS, parseAnswer } from '../src/checkin/checkin.js';
+import {
+  BUFFER_MAX,
+  createCheckin,
+  FIRST_RETRY_S,
+  jittered,
+  nextDelayS,
+  PAST_PER_CHECKIN,
+  parseAnswer,
+} from '../src/checkin/checkin.js';
 import { createJobRunner } from '../src/jobs/job-runner.js';
 import { OutboundError, type PostJson } from '../src/lib/outbound.js';
 
-function harness(answers: (() => { status: number; body: string })[]) {
+function harness(answers: (() => { status: number; body: string })[], sampleTs: () => number = () => 1000) {
   const calls: { url: string; body: Record<string, unknown>; headers: Record<string, string> }[] = [];
   const planned: number[] = [];
   const logs: string[] = [];
@@ -21,7 +29,7 @@ function harness(answers: (() => { status: number; body: string })[]) {
     clock: () => 1000,
     settings: { intervalS: 10, timeoutMs: 1000 },
     post,
-    body: () => ({ agent_version: '0.1.0', hostname: 'h' }),
+    body: () => ({ agent_version: '0.1.0', hostname: 'h', sample: { ts: sampleTs(), cpu_pct: 1 } }),
     version: '0.1.0',
     jobs: { accept: (j) => accepted.push(j) },
     log: (level, message) => logs.push(`${level} ${message}`),
@@ -38,13 +46,22 @@ const down = () => {
   throw new OutboundError('unreachable', 'connect ECONNREFUSED 127.0.0.1:1');
 };
 
-test('back-off doubles from the interval and is capped', () => {
+test('back-off starts at 5 s, doubles, and never exceeds the interval; waits are jittered over half of it', () => {
+  assert.equal(FIRST_RETRY_S, 5);
   assert.deepEqual(
-    [0, 1, 2, 3, 4, 5].map((f) => nextDelayS(30, f)),
-    [30, 60, 120, 240, 300, 300],
+    [0, 1, 2, 3, 4, 5, 9].map((f) => nextDelayS(30, f)),
+    [30, 5, 10, 20, 30, 30, 30],
   );
-  assert.equal(nextDelayS(600, 3), 600, 'never shorter than the interval itself');
-  assert.equal(BACKOFF_CAP_S, 300);
+  assert.equal(nextDelayS(600, 7), 320, 'a long interval still doubles from 5 s');
+  assert.equal(nextDelayS(2, 3), 2, 'never longer than the interval');
+  assert.equal(
+    jittered(30_000, () => 0),
+    15_000,
+  );
+  assert.equal(
+    jittered(30_000, () => 0.999_999),
+    30_000,
+  );
 });
 
 test('a check-in posts to /api/agent/checkin with the daemon token; the answer sets the interval and hands jobs over', async () => {
@@ -65,7 +82,7 @@ test('a check-in posts to /api/agent/checkin with the daemon token; the answer s
   assert.equal(h.planned.at(-1), 45_000);
 });
 
-test('console down or 5xx: exponential back-off, then back to the interval once it answers', async () => {
+test('console down or 5xx: back-off up to the interval, then back to the interval once it answers', async () => {
   const h = harness([
     down,
     () => ({ status: 503, body: '{"error":"maintenance"}' }),
@@ -77,17 +94,17 @@ test('console down or 5xx: exponential back-off, then back to the interval once 
   let s = h.checkin.status();
   assert.equal(s.state, 'backing_off');
   assert.equal(s.last_error, 'could not reach the console: connect ECONNREFUSED 127.0.0.1:1');
-  assert.equal(s.backoff_s, 20);
+  assert.equal(s.backoff_s, 5);
   await h.checkin.attempt();
   s = h.checkin.status();
   assert.equal(s.last_error, 'the console answered HTTP 503: maintenance');
-  assert.equal(s.backoff_s, 40);
+  assert.equal(s.backoff_s, 10, 'capped at the interval (10 s here)');
   await h.checkin.attempt();
-  assert.equal(h.checkin.status().backoff_s, 80);
-  // Jitter adds at most 10% to a back-off wait.
+  assert.equal(h.checkin.status().backoff_s, 10);
+  // A wait is between half and all of the back-off.
   const waits = h.planned.slice(1);
-  for (const [i, base] of [20_000, 40_000, 80_000].entries()) {
-    assert.ok(waits[i]! >= base && waits[i]! <= base * 1.1, `wait ${i}: ${waits[i]}`);
+  for (const [i, base] of [5000, 10_000, 10_000].entries()) {
+    assert.ok(waits[i]! >= base / 2 && waits[i]! <= base, `wait ${i}: ${waits[i]}`);
   }
   await h.checkin.attempt();
   s = h.checkin.status();
@@ -100,6 +117,60 @@ test('console down or 5xx: exponential back-off, then back to the interval once 
     1,
     'one warning per outage, not one per try',
   );
+});
+
+test('samples of failed check-ins are buffered (bounded, oldest dropped) and sent with the next ones', async () => {
+  let ts = 0;
+  const answers: (() => { status: number; body: string })[] = [];
+  for (let i = 0; i < BUFFER_MAX + 5; i += 1) answers.push(down);
+  answers.push(down); // the same sample time again: kept once
+  for (let i = 0; i < 7; i += 1) answers.push(() => ({ status: 200, body: '{"data":{}}' }));
+  const h = harness(answers, () => ts);
+  h.checkin.start(enrolment);
+  for (let i = 0; i < BUFFER_MAX + 5; i += 1) {
+    ts = 1000 + i;
+    await h.checkin.attempt();
+  }
+  await h.checkin.attempt();
+  assert.equal(h.checkin.status().buffered_samples, BUFFER_MAX);
+  ts = 50_000;
+  await h.checkin.attempt();
+  const first = h.calls.at(-1)!.body;
+  const past = first.past_samples as { ts: number }[];
+  assert.equal(past.length, PAST_PER_CHECKIN);
+  assert.equal(past[0]!.ts, 1005, 'the oldest 5 were dropped');
+  assert.equal((first.sample as { ts: number }).ts, 50_000, 'the current sample as usual');
+  assert.equal(h.checkin.status().buffered_samples, BUFFER_MAX - PAST_PER_CHECKIN);
+  assert.equal(h.planned.at(-1), 1000, 'the rest follows a second later, not an interval later');
+  for (let i = 0; i < 5; i += 1) await h.checkin.attempt();
+  assert.equal(h.checkin.status().buffered_samples, 0);
+  // The six check-ins that were answered (the failed ones carried the buffer too).
+  const sent = h.calls
+    .slice(-6)
+    .flatMap((c) => (c.body.past_samples as { ts: number }[] | undefined) ?? [])
+    .map((p) => p.ts);
+  assert.equal(sent.length, BUFFER_MAX);
+  assert.equal(new Set(sent).size, BUFFER_MAX, 'each once');
+  assert.equal(h.planned.at(-1), 10_000, 'then the interval again');
+  await h.checkin.attempt();
+  assert.equal(h.calls.at(-1)!.body.past_samples, undefined, 'nothing buffered, nothing extra sent');
+});
+
+test('a console that refuses the buffered samples (400) gets the check-in again without them', async () => {
+  const h = harness([
+    down,
+    () => ({ status: 400, body: '{"error":"past_samples: at most 120 samples"}' }),
+    () => ({ status: 200, body: '{"data":{}}' }),
+  ]);
+  h.checkin.start(enrolment);
+  await h.checkin.attempt();
+  await h.checkin.attempt();
+  assert.equal(h.checkin.status().buffered_samples, 0);
+  assert.equal(h.planned.at(-1), 0);
+  assert.ok(h.logs.some((l) => l.startsWith('warn check-in: the console refused 1 buffered samples')));
+  await h.checkin.attempt();
+  assert.equal(h.calls.at(-1)!.body.past_samples, undefined);
+  assert.equal(h.checkin.status().state, 'ok');
 });
 
 test('401 means revoked: logged clearly, no more check-ins until enrolled again', async () => {

@@ -161,3 +161,80 @@ test('enroll on the CLI validates, persists 0600 and starts the running daemon c
   assert.equal(checkin.enrolled, true);
   assert.equal(checkin.console_url, 'http://127.0.0.1:1');
 });
+
+test('register: bad flags exit 2; without a daemon or a console it says so and keeps the key; enrolled stays as it is', async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.stop());
+  const base = ['--config', agent.configFile, '--state-dir', agent.stateDir];
+  const badToken = await runCli([
+    'register',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    generateToken('daemon'),
+    ...base,
+  ]);
+  assert.equal(badToken.code, 2);
+  assert.match(badToken.stderr, /--token: expected the enrolment token \(enr_…\)/);
+  const badUrl = await runCli(['register', '--console', 'nope', '--token', generateToken('enrolment'), ...base]);
+  assert.equal(badUrl.code, 2);
+  assert.match(badUrl.stderr, /--console: expected an http/);
+
+  // No console listening: refused with the reason, and the key the daemon knows still works.
+  const { closedPort } = await import('@palisade/testkit');
+  const unreachable = await runCli([
+    'register',
+    '--console',
+    `http://127.0.0.1:${await closedPort()}`,
+    '--token',
+    generateToken('enrolment'),
+    ...base,
+  ]);
+  assert.equal(unreachable.code, 1);
+  assert.match(unreachable.stderr, /could not reach the console at http:\/\/127\.0\.0\.1:\d+/);
+  assert.equal((await request(`${agent.url}/health`, { key: agent.key })).status, 200, 'the old key was put back');
+
+  // No daemon on this state dir.
+  const dir = tempDir();
+  t.after(() => dir.remove());
+  const alone = await runCli([
+    'register',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    generateToken('enrolment'),
+    '--wait',
+    '1',
+    '--config',
+    agent.configFile,
+    '--state-dir',
+    dir.path,
+  ]);
+  assert.equal(alone.code, 1);
+  assert.match(alone.stderr, /no running daemon answered on its control socket: start it first/);
+  assert.ok(!existsSync(join(dir.path, 'agent-key.json')), 'no key made for nothing');
+
+  // Already enrolled: nothing changes without --force (re-running the install line is the upgrade).
+  const enrolled = await runCli([
+    'enroll',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    generateToken('daemon'),
+    '--state-dir',
+    agent.stateDir,
+  ]);
+  assert.equal(enrolled.code, 0, enrolled.out);
+  const before = readFileSync(join(agent.stateDir, 'agent-key.json'), 'utf8');
+  const again = await runCli([
+    'register',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    generateToken('enrolment'),
+    ...base,
+  ]);
+  assert.equal(again.code, 0, again.out);
+  assert.match(again.stdout, /already registered: http:\/\/127\.0\.0\.1:1/);
+  assert.equal(readFileSync(join(agent.stateDir, 'agent-key.json'), 'utf8'), before);
+});

@@ -120,13 +120,13 @@ test('whitelist matching: v4, v6, CIDRs and IPv4-mapped addresses', () => {
   assert.equal(parseClientAddress('fe80::1%eth0')?.text, 'fe80::1');
 });
 
-test('the shipped example file parses and says what the defaults are', async () => {
+test('the shipped example file parses and says what the defaults are; the packaged unit runs it', async () => {
   const { readFileSync } = await import('node:fs');
   const { fileURLToPath } = await import('node:url');
   const file = fileURLToPath(new URL('../../examples/agent.conf', import.meta.url));
   const parsed = parseConfig(readFileSync(file, 'utf8'), file);
   assert.deepEqual(parsed, defaultConfig());
-  const unit = readFileSync(fileURLToPath(new URL('../../examples/palisade-agent.service', import.meta.url)), 'utf8');
+  const unit = readFileSync(fileURLToPath(new URL('../../packaging/palisade-agent.service', import.meta.url)), 'utf8');
   assert.match(
     unit,
     /^ExecStart=.*palisade-agent run --config \/etc\/palisade-agent\/agent\.conf --state-dir \/var\/lib\/palisade-agent$/m,

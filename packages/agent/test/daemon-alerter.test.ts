@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { alertPayloadSchema } from '@palisade/protocol/webhooks';
 import { controlRequest } from '../src/api/control-socket.js';
 import {
   type AgentProcess,
@@ -71,6 +72,7 @@ describe('alerter', () => {
       );
       assert.equal(d.headers['content-type'], 'application/json');
       const event = JSON.parse(d.body);
+      assert.ok(alertPayloadSchema.safeParse(event).success, d.body);
       assert.deepEqual(Object.keys(event).sort(), ['attack', 'host', 'id', 'ts', 'type']);
       assert.equal(event.type, 'test');
       assert.equal(event.attack, null);

@@ -4,9 +4,12 @@ import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { alertPayloadSchema } from '@palisade/protocol/webhooks';
 import { type AgentProcess, eventually, request, spawnAgent, startAgent, startReceiver } from './agent-process.js';
+import { controlCaller } from './control-contract.js';
 
 describe('control API (monitor-only backend)', () => {
   let agent: AgentProcess;
@@ -15,18 +18,7 @@ describe('control API (monitor-only backend)', () => {
   let feedStatus = 200;
   const feedServer = http.createServer((_req, res) => res.writeHead(feedStatus).end(feedBody));
   let feedUrl = '';
-  const call = async (method: string, path: string, body?: unknown) => {
-    // Node sends a DELETE body without a length unless told, so the length is always given.
-    const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-    const r = await request(`${agent.url}/${path}`, {
-      key: agent.key,
-      method,
-      headers: body === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) },
-      ...(body === undefined ? {} : { body }),
-    });
-    if (process.env.DEBUG_API) console.error(method, path, r.status, r.body.slice(0, 200));
-    return r;
-  };
+  const call = controlCaller(() => agent);
 
   before(async () => {
     receiver = await startReceiver('ok');
@@ -37,6 +29,8 @@ describe('control API (monitor-only backend)', () => {
       'autofetch.feeds': `local=${feedUrl}`,
       'protection.check_interval_ms': '200',
       'protection.attack_end_s': '1',
+      // Low, so the suite's own loopback connections would be a flood if loopback counted.
+      'protection.conn_limit': '5',
     });
   });
   after(async () => {
@@ -179,6 +173,8 @@ describe('control API (monitor-only backend)', () => {
       const t = receiver.deliveries.map((d) => JSON.parse(d.body));
       return t.some((p) => p.type === 'attack.ended') ? t : undefined;
     });
+    // Both bodies are what the published webhook schema says (packages/protocol/src/webhooks.ts).
+    for (const p of types) assert.ok(alertPayloadSchema.safeParse(p).success, JSON.stringify(p));
     const started = types.find((p) => p.type === 'attack.started');
     for (const k of ['id', 'kind', 'started_at', 'ended_at', 'peak_pps', 'peak_bps', 'sources', 'action'])
       assert.ok(k in started.attack, k);
@@ -196,6 +192,62 @@ describe('control API (monitor-only backend)', () => {
     assert.deepEqual({ total: status.total, done: status.done, added: status.added }, { total: 1, done: 1, added: 1 });
     assert.equal((await call('DELETE', 'block-pattern?name=app')).status, 200);
     assert.equal((await call('DELETE', 'block-pattern?name=app')).status, 404);
+  });
+
+  test("every body is checked against its path's schema: a 400 names the field, nothing is stored", async () => {
+    const before = (await call('GET', 'whitelist')).json;
+    const cases: [string, string, unknown, RegExp][] = [
+      ['POST', 'whitelist', { ip: 5, note: 'x' }, /^ip: expected an IP address or CIDR/],
+      ['POST', 'whitelist', { ip: '192.0.2.99', ttl_s: 1.5 }, /^ttl_s: expected a whole number/],
+      ['POST', 'whitelist/import', { entries: 'x' }, /^entries: expected a JSON array/],
+      ['POST', 'whitelist/clear?source=everything', undefined, /^source: expected manual, attack, feed or import/],
+      ['POST', 'geo/mode', { countries: 'DE' }, /^countries: expected a list/],
+      ['POST', 'geo/mode', { mode: 'deny', countries: ['DE', 7] }, /^countries\[1\]: expected a two-letter/],
+      ['POST', 'geo/toggle', {}, /^country: expected a two-letter/],
+      [
+        'POST',
+        'baseline/import',
+        { version: 1, interfaces: { eth0: { pps: [], bps: [] } } },
+        /^interfaces\.eth0\.pps: expected 168 hour-of-week slots/,
+      ],
+      ['POST', 'autofetch/toggle', { enabled: 'yes' }, /^enabled: expected true or false/],
+      ['POST', 'autofetch/fetch-now', { feed: 5 }, /^feed: expected the name of a feed/],
+      ['POST', 'schedule', { task: 'autofetch', cron: 5 }, /^cron: expected a cron expression/],
+      ['POST', 'block-pattern', { name: 'sshd', threshold: 0 }, /^threshold: expected a whole number from 1 to/],
+      ['POST', 'attacks/blacklist', { attack_id: true }, /^attack_id: expected the id of an attack/],
+      ['POST', 'config', { 'protection.conn_limit': { a: 1 } }, /^protection\.conn_limit: expected a string, number/],
+      ['POST', 'config', [], /^body: expected a JSON object of config keys/],
+    ];
+    for (const [method, path, body, error] of cases) {
+      const res = await call(method, path, body);
+      assert.equal(res.status, 400, `${method} ${path}: ${res.body}`);
+      assert.match(res.json.error, error, `${method} ${path}`);
+    }
+    assert.deepEqual((await call('GET', 'whitelist')).json, before);
+    const wrongMethod = await call('PUT', 'whitelist', { ip: '192.0.2.99' });
+    assert.equal(wrongMethod.status, 405);
+    assert.match(wrongMethod.json.error, /use GET, POST, DELETE/);
+  });
+
+  test('loopback is never a flood and never banned: a busy local pool is the host itself', async () => {
+    const sockets = Array.from({ length: 12 }, () =>
+      net.connect({ host: '127.0.0.1', port: Number(new URL(agent.url).port) }).on('error', () => {}),
+    );
+    try {
+      // Ten detection rounds at 200 ms with 12 connections from 127.0.0.1, over the limit of 5.
+      await new Promise((r) => setTimeout(r, 2000));
+      const attacks = (await call('GET', 'attacks')).json.attacks;
+      assert.deepEqual(
+        attacks.filter((a: { sources: { ip: string }[] }) => a.sources.some((s) => s.ip === '127.0.0.1')),
+        [],
+      );
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    const refused = await call('POST', 'blacklist', { ip: '127.0.0.1' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.json.error, /^ip: 127\.0\.0\.1 is a loopback address/);
+    assert.equal((await call('POST', 'blacklist', { ip: '::1' })).status, 400);
   });
 
   test('/metrics shows the backend and the attack counts', async () => {

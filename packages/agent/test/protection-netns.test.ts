@@ -9,7 +9,8 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AGENT_CLI, eventually, keyFrom, runCli, tempDir, writeConfig } from './agent-process.js';
+import { rootSuite, runToEnd } from '@palisade/testkit';
+import { AGENT_COMMAND, eventually, keyFrom, runCli, tempDir, writeConfig } from './agent-process.js';
 
 const HELPER = fileURLToPath(new URL('./netns-helper.js', import.meta.url));
 const tag = (process.pid % 100000).toString(36);
@@ -21,49 +22,22 @@ const FRIEND = '10.77.0.3';
 const LOGGED = '10.77.0.4';
 const PORT = 9740;
 
-function missing(): string | null {
-  if (process.platform !== 'linux') return 'not Linux';
-  if (process.getuid?.() !== 0) return 'not running as root';
-  for (const tool of ['ip', 'nft']) {
-    if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).error) return `\`${tool}\` is not installed`;
-  }
-  return null;
-}
-
-const why = missing();
-if (why && process.env.CI) {
-  test('netns protection suite can run', () => {
-    assert.fail(`CI must run the netns protection suite, but ${why} (.ci/run installs nftables and iproute2)`);
-  });
-}
+const suite = rootSuite('netns protection', ['ip', 'nft'], '.ci/run installs nftables and iproute2');
 
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
 const inNs = (ns: string, cmd: string[]) => sh('ip', ['netns', 'exec', ns, ...cmd]);
 
 /** Runs the helper in the client namespace and parses its JSON line. */
-function helper(args: string[]): Promise<{ [k: string]: unknown }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('ip', ['netns', 'exec', NS_CLIENT, process.execPath, HELPER, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    child.on('close', () => {
-      try {
-        resolve(JSON.parse(out.trim().split('\n')[0]!));
-      } catch {
-        reject(new Error(`helper ${args[0]} printed: ${out}`));
-      }
-    });
-  });
+async function helper(args: string[]): Promise<{ [k: string]: unknown }> {
+  const { out } = await runToEnd('ip', ['netns', 'exec', NS_CLIENT, process.execPath, HELPER, ...args]);
+  try {
+    return JSON.parse(out.trim().split('\n')[0]!);
+  } catch {
+    throw new Error(`helper ${args[0]} printed: ${out}`);
+  }
 }
 
-describe('protection in network namespaces (root, nftables)', { skip: why ? `skipped: ${why}` : false }, () => {
+describe('protection in network namespaces (root, nftables)', suite, () => {
   const dir = tempDir('palisade-netns-');
   let agent: ChildProcess | null = null;
   let flooder: ChildProcess | null = null;
@@ -137,7 +111,7 @@ describe('protection in network namespaces (root, nftables)', { skip: why ? `ski
     assert.ok(key, made.out);
     agent = spawn(
       'ip',
-      ['netns', 'exec', NS_AGENT, process.execPath, AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir],
+      ['netns', 'exec', NS_AGENT, ...AGENT_COMMAND, 'run', '--config', configFile, '--state-dir', stateDir],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -269,6 +243,19 @@ describe('protection in network namespaces (root, nftables)', { skip: why ? `ski
     );
     const friend = await helper(['probe', AGENT_IP, String(PORT), FRIEND, '2000']);
     assert.equal(friend.ok, true, 'whitelisted inside a banned CIDR still passes');
+    // The lookup says what the firewall just did: the whitelisted source is accepted despite the
+    // CIDR, the other one dropped by it (docs/protection.md, "Why is this address blocked?").
+    const allowed = await call('GET', `blacklist?ip=${FRIEND}`);
+    assert.equal(allowed.json.verdict, 'accept', JSON.stringify(allowed.json));
+    assert.equal(allowed.json.decided_by, 'whitelist');
+    assert.equal(allowed.json.on_both_lists, true);
+    assert.deepEqual(allowed.json.enforcement, { backend: 'nftables', reason: null });
+    const dropped = await call('GET', `blacklist?ip=${LOGGED}`);
+    assert.equal(dropped.json.verdict, 'drop', JSON.stringify(dropped.json));
+    assert.equal(dropped.json.decided_by, 'blacklist');
+    assert.doesNotMatch(dropped.json.summary, /Monitor-only/);
+    const logged = await helper(['probe', AGENT_IP, String(PORT), LOGGED, '2000']);
+    assert.equal(logged.ok, false, 'the address the lookup calls dropped cannot connect');
     const del = await call('DELETE', 'blacklist?ip=10.77.0.0/24');
     assert.equal(del.status, 200);
   });

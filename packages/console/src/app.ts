@@ -5,64 +5,39 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConsoleConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
-import { createGuardedClient, type GuardedClient } from './outbound/guarded-client.js';
+import { createGuardedClient } from './outbound/guarded-client.js';
+import { registerRequestMetrics } from './plugins/metrics.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
 import { API_HEADERS, matchedPath, registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
 import agentRoutes from './routes/agent/index.js';
+import alertRoutes from './routes/alerts/index.js';
 import authRoutes from './routes/auth/index.js';
 import benchmarkRoutes from './routes/benchmarks/index.js';
 import catalogRoutes from './routes/catalog/index.js';
+import enrolmentRoutes from './routes/enrolment/index.js';
+import healthRoutes, { PROBE_PATHS } from './routes/health/index.js';
+import installRoutes from './routes/install/index.js';
 import keyRoutes from './routes/keys/index.js';
 import serverRoutes from './routes/servers/index.js';
 import ticketRoutes from './routes/tickets/index.js';
 import tokenRoutes from './routes/tokens/index.js';
 import v1Routes from './routes/v1/index.js';
 import webRoutes from './routes/web/index.js';
-import { createSecretBox, loadSecretKey, type SecretBox } from './secrets.js';
-import { type AccessTokensService, createAccessTokensService } from './services/access-tokens.service.js';
-import { type AccountsService, createAccountsService } from './services/accounts.service.js';
-import { createAgentClient } from './services/agent-client.js';
-import { type BenchmarksService, createBenchmarksService } from './services/benchmarks.service.js';
-import { type CatalogService, createCatalogService } from './services/catalog.service.js';
-import { type CheckinsService, createCheckinsService } from './services/checkins.service.js';
-import { createFleetService, type FleetService } from './services/fleet.service.js';
-import { createHousekeepingService, type HousekeepingService } from './services/housekeeping.service.js';
-import { createNotificationsService, type NotificationsService } from './services/notifications.service.js';
-import { createSecurityEventsService, type SecurityEventsService } from './services/security-events.service.js';
-import { createServersService, type ServersService } from './services/servers.service.js';
-import { createSigningService, type SigningService } from './services/signing.service.js';
-import { createTicketsService, type TicketsService } from './services/tickets.service.js';
+import { createSecretBox, loadSecretKey } from './secrets.js';
+import { servicePlugins } from './services/plugins.js';
 
-export interface Services {
-  accounts: AccountsService;
-  tokens: AccessTokensService;
-  catalog: CatalogService;
-  fleet: FleetService;
-  servers: ServersService;
-  checkins: CheckinsService;
-  benchmarks: BenchmarksService;
-  securityEvents: SecurityEventsService;
-  signing: SigningService;
-  notifications: NotificationsService;
-  tickets: TicketsService;
-  housekeeping: HousekeepingService;
-}
+export { createServices, type ServiceDeps, type Services } from './services/plugins.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    config: ConsoleConfig;
-    db: Database;
-    clock: () => number;
-    services: Services;
     limits: RateLimits;
-    outbound: GuardedClient;
-    secrets: SecretBox;
   }
 }
 
@@ -76,44 +51,11 @@ export interface AppDeps {
 
 export const BODY_LIMIT = 1024 * 1024;
 
-/** What every service may use: the database, the settings, the clock and the side-effect boundaries. */
-export interface ServiceDeps {
-  db: Database;
-  config: ConsoleConfig;
-  clock: () => number;
-  outbound: GuardedClient;
-  secrets: SecretBox;
-}
-
 /** The outgoing-call and secret boundaries for these settings; tests and the admin CLI build them the same way. */
 export function createBoundaries(config: ConsoleConfig) {
   return {
     outbound: createGuardedClient({ allowPrivate: config.allowPrivateTargets }),
     secrets: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)),
-  };
-}
-
-export function createServices(deps: ServiceDeps): Services {
-  const { db, clock, config } = deps;
-  const agents = createAgentClient(deps.outbound, config.agentTimeoutMs, clock);
-  const checkins = createCheckinsService({ db, clock, config });
-  const benchmarks = createBenchmarksService({ db, clock });
-  checkins.addJobSource((serverId) => benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
-  const securityEvents = createSecurityEventsService({ db, clock });
-  const notifications = createNotificationsService({ db, clock, outbound: deps.outbound, secrets: deps.secrets });
-  return {
-    securityEvents,
-    signing: createSigningService({ db, clock, events: securityEvents }),
-    notifications,
-    tickets: createTicketsService({ db, clock, notifications }),
-    accounts: createAccountsService({ db, clock, config }),
-    tokens: createAccessTokensService({ db, clock }),
-    catalog: createCatalogService({ db, clock }),
-    fleet: createFleetService({ db, clock }),
-    servers: createServersService({ db, clock, config, agents, secrets: deps.secrets }),
-    checkins,
-    benchmarks,
-    housekeeping: createHousekeepingService({ db, clock }),
   };
 }
 
@@ -141,6 +83,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
   const app = Fastify({
     logger: deps.logger ?? false,
+    // One info line per request only when asked (PALISADE_ACCESS_LOG): at 4,000 requests a second the
+    // two lines Fastify writes cost more than the answer (docs/performance.md, "Logging").
+    logController: new LogController({ disableRequestLogging: !config.accessLog }),
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },
@@ -165,17 +110,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { outbound, secrets } = createBoundaries(config);
   app.decorate('outbound', outbound);
   app.decorate('secrets', secrets);
-  app.decorate('services', createServices({ db, config, clock, outbound, secrets }));
+  // Each service is a named plugin that declares what it is built on (services/plugins.ts).
+  for (const plugin of servicePlugins) await app.register(plugin);
   const redis = deps.redis ?? null;
   app.decorate(
     'limits',
     createRateLimits({ redis, db: config.databaseUrl ? db : null, clock, prefix: config.redisPrefix }),
   );
   app.addHook('onClose', async () => app.outbound.close());
+  if (redis) {
+    // Outbound links held by another console process are reached through Redis (docs/deploy.md).
+    const stopRelay = app.services.servers.links.relayThrough(redis, config.redisPrefix, (level, message) =>
+      app.log[level](message),
+    );
+    app.addHook('onClose', stopRelay);
+  }
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);
 
-  registerRequestGuards(app, config);
+  registerRequestMetrics(app);
+  registerRequestGuards(app, config, PROBE_PATHS);
 
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof AppError) {
@@ -196,15 +150,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send(failure(request, 404, 'not found')));
 
+  await app.register(healthRoutes, { redis });
   await app.register(authRoutes);
   await app.register(accountRoutes);
   await app.register(tokenRoutes);
+  await app.register(enrolmentRoutes);
   await app.register(keyRoutes);
   await app.register(ticketRoutes);
+  await app.register(alertRoutes);
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
   await app.register(agentRoutes);
   await app.register(benchmarkRoutes);
+  await app.register(installRoutes);
   await app.register(webRoutes);
   await app.register(v1Routes);
   return app;

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
-import { createBoundaries, createServices } from './app.js';
+import type { Services } from './app.js';
 import { ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
-import { openDatabase } from './db/database.js';
 import { AppError } from './errors.js';
-import { startConsole } from './server.js';
+import { startConsole, withDatabase } from './server.js';
+import { PLAN_CAPABILITIES, type PlanCapability } from './services/catalog.service.js';
+import { runPrimary, serveAsWorker } from './workers.js';
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -20,14 +22,19 @@ function fail(err: unknown): never {
   process.exit(1);
 }
 
-async function serve() {
-  const config = loadConfig(process.env);
-  const running = await startConsole(config, print);
+async function serve(opts: { workers?: string }) {
+  // --workers goes through the same check as PALISADE_WORKERS (several need PostgreSQL).
+  const config = loadConfig(
+    opts.workers === undefined ? process.env : { ...process.env, PALISADE_WORKERS: opts.workers },
+  );
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, print);
+  const worker = cluster.isWorker;
+  const running = await startConsole(config, print, { worker });
   let closing = false;
   const stop = (signal: string) => {
     if (closing) return;
     closing = true;
-    print(`${signal}: shutting down`);
+    print(worker ? `worker ${process.pid}: ${signal}: shutting down` : `${signal}: shutting down`);
     running.close().then(
       () => process.exit(0),
       (err) => fail(err),
@@ -35,23 +42,11 @@ async function serve() {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (worker) serveAsWorker(running, stop);
 }
 
 /** Runs one admin action against the configured database. */
-async function withServices<T>(action: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env);
-  const database = await openDatabase(config);
-  try {
-    const boundaries = createBoundaries(config);
-    try {
-      return await action(createServices({ db: database.db, config, clock: Date.now, ...boundaries }));
-    } finally {
-      boundaries.outbound.close();
-    }
-  } finally {
-    await database.close();
-  }
-}
+const withServices = <T>(action: (services: Services) => Promise<T>) => withDatabase(loadConfig(process.env), action);
 
 function permission(value: string): Permission {
   if (!(PERMISSIONS as readonly string[]).includes(value)) {
@@ -69,7 +64,11 @@ const program = new Command('palisade-console')
   .description('The Palisade console. Settings come from PALISADE_* environment variables (see docs/console.md).')
   .showHelpAfterError();
 
-program.command('serve', { isDefault: true }).description('run the console (the default)').action(serve);
+program
+  .command('serve', { isDefault: true })
+  .description('run the console (the default)')
+  .option('--workers <n>', 'worker processes sharing the port (PALISADE_WORKERS; more than 1 needs PostgreSQL)')
+  .action(serve);
 
 const admin = program.command('admin').description('operator tasks on the console database');
 
@@ -129,7 +128,7 @@ catalog
   .action(async () => {
     for (const item of await withServices((s) => s.catalog.catalog())) {
       print(
-        `${item.id}\t${item.sku}\t${item.name}\t${item.price_cents} ${item.currency}/${item.interval}\t${item.server_limit} servers`,
+        `${item.id}\t${item.sku}\t${item.name}\t${item.price_cents} ${item.currency}/${item.interval}\t${item.server_limit} servers\tincludes: ${item.includes.join(', ') || 'nothing extra'}`,
       );
     }
   });
@@ -143,6 +142,11 @@ catalog
   .option('--description <text>', '', '')
   .option('--currency <code>', 'ISO currency', 'USD')
   .option('--interval <interval>', 'month or year', 'month')
+  .option(
+    '--include <capability...>',
+    `what the plan includes that the console enforces: ${PLAN_CAPABILITIES.join(', ')}`,
+    [],
+  )
   .action(
     async (o: {
       sku: string;
@@ -152,8 +156,12 @@ catalog
       description: string;
       currency: string;
       interval: string;
+      include: string[];
     }) => {
       if (o.interval !== 'month' && o.interval !== 'year') throw new AppError(400, 'interval: month or year');
+      const unknown = o.include.filter((c) => !(PLAN_CAPABILITIES as readonly string[]).includes(c));
+      if (unknown.length > 0)
+        throw new AppError(400, `include: expected ${PLAN_CAPABILITIES.join(' or ')}, got ${unknown.join(', ')}`);
       const item = await withServices((s) =>
         s.catalog.addCatalogItem({
           sku: o.sku,
@@ -164,6 +172,7 @@ catalog
           interval: o.interval as 'month',
           server_limit: o.serverLimit,
           features: [],
+          includes: o.include as PlanCapability[],
         }),
       );
       print(`Catalog item ${item.id} (${item.sku}) added.`);

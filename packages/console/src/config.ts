@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** The console's settings, read once from the environment at start and frozen. Nothing else reads `process.env`. */
@@ -10,20 +12,35 @@ export interface ConsoleConfig {
   readonly databaseSchema: string | null;
   readonly redisUrl: string | null;
   readonly redisPrefix: string;
+  /** The SMTP server e-mail alert channels send through (docs/alerts.md); null: e-mail channels fail visibly. */
+  readonly smtpUrl: string | null;
   readonly publicUrl: string | null;
   readonly secretKey: Buffer | null;
   readonly trustProxy: readonly string[];
   readonly allowPrivateTargets: boolean;
   readonly defaultPermissions: readonly Permission[];
   readonly logLevel: string;
+  /** One info line per request (docs/deploy.md, "Logging"); off by default. */
+  readonly accessLog: boolean;
+  /** Where Prometheus scrapes `/metrics` (docs/deploy.md, "Metrics"); null: no metrics listener. */
+  readonly metricsAddr: { readonly host: string; readonly port: number } | null;
+  /** Worker processes sharing the port (docs/deploy.md, "Workers"); more than 1 needs PostgreSQL. */
+  readonly workers: number;
   readonly bootstrapAdmin: boolean;
   readonly checkinIntervalS: number;
+  /** Seconds between alert evaluation rounds (docs/alerts.md, "Timing"). */
+  readonly alertIntervalS: number;
   readonly agentTimeoutMs: number;
+  /** Where `GET /install/…` finds the agent's artifacts (`npm run package` writes them). */
+  readonly artifactsDir: string;
   readonly retention: { readonly rawHours: number; readonly fiveMinuteDays: number; readonly hourlyDays: number };
+  /** Days the audit log keeps an entry (docs/protection.md, "Audit log"). */
+  readonly auditRetentionDays: number;
 }
 
-export const PERMISSIONS = ['control.read', 'control.edit'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+import { PERMISSIONS, type Permission } from '@palisade/protocol';
+
+export { PERMISSIONS, type Permission };
 
 export class ConfigError extends Error {
   constructor(
@@ -58,6 +75,11 @@ const fields = {
     .string()
     .trim()
     .refine((v) => /^rediss?:\/\//.test(v), 'expected a redis:// URL')
+    .optional(),
+  PALISADE_SMTP_URL: z
+    .string()
+    .trim()
+    .refine((v) => /^smtps?:\/\/[^/\s]+\/?$/.test(v), 'expected smtp://[user:password@]host:port or smtps://…')
     .optional(),
   PALISADE_REDIS_PREFIX: z
     .string()
@@ -95,8 +117,18 @@ const fields = {
     .optional(),
   PALISADE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PALISADE_BOOTSTRAP_ADMIN: flag.default(true),
+  PALISADE_ACCESS_LOG: flag.default(false),
+  PALISADE_METRICS_ADDR: z
+    .string()
+    .trim()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'expected host:port, such as 127.0.0.1:9464')
+    .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'expected a port up to 65535')
+    .optional(),
+  PALISADE_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   PALISADE_CHECKIN_INTERVAL_S: z.coerce.number().int().min(5).max(3600).default(30),
+  PALISADE_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(600).default(15),
   PALISADE_AGENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  PALISADE_ARTIFACTS_DIR: z.string().trim().min(1).optional(),
   PALISADE_SAMPLES_RAW_HOURS: z.coerce
     .number()
     .int()
@@ -105,7 +137,26 @@ const fields = {
     .default(24),
   PALISADE_SAMPLES_5M_DAYS: z.coerce.number().int().min(1).max(365).default(7),
   PALISADE_SAMPLES_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  PALISADE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 };
+
+/** This console's version (its package.json), which is also the agent version it installs. */
+export const CONSOLE_VERSION: string = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+).version;
+
+/** Whether an agent's reported version is older than this console's (numeric x.y.z; anything else is not). */
+export function isOlderAgent(agentVersion: string | null, consoleVersion = CONSOLE_VERSION): boolean {
+  const parts = (v: string) => /^(\d+)\.(\d+)\.(\d+)/.exec(v)?.slice(1, 4).map(Number);
+  const a = agentVersion === null ? undefined : parts(agentVersion);
+  const c = parts(consoleVersion);
+  if (!a || !c) return false;
+  for (let i = 0; i < 3; i++) if (a[i] !== c[i]) return a[i]! < c[i]!;
+  return false;
+}
+
+/** `dist/packages/` of the checkout this console runs from (packages/console/dist/src/config.js). */
+const DEFAULT_ARTIFACTS_DIR = fileURLToPath(new URL('../../../../dist/packages', import.meta.url));
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): ConsoleConfig {
@@ -121,6 +172,15 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
   const permissions = read('PALISADE_DEFAULT_PERMISSIONS');
   const secret = read('PALISADE_SECRET_KEY');
   const trust = read('PALISADE_TRUST_PROXY');
+  const metrics = read('PALISADE_METRICS_ADDR');
+  const metricsHost = metrics?.slice(0, metrics.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
+  const workers = read('PALISADE_WORKERS');
+  if (workers > 1 && !read('PALISADE_DATABASE_URL')) {
+    throw new ConfigError(
+      'PALISADE_WORKERS',
+      'several workers need PostgreSQL (set PALISADE_DATABASE_URL); on SQLite run one worker (docs/deploy.md, "Workers")',
+    );
+  }
   return Object.freeze({
     port: read('PALISADE_PORT'),
     host: read('PALISADE_HOST'),
@@ -129,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     databaseSchema: read('PALISADE_DATABASE_SCHEMA') ?? null,
     redisUrl: read('PALISADE_REDIS_URL') ?? null,
     redisPrefix: read('PALISADE_REDIS_PREFIX'),
+    smtpUrl: read('PALISADE_SMTP_URL') ?? null,
     publicUrl: read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null,
     secretKey: secret ? Buffer.from(secret, 'hex') : null,
     trustProxy: Object.freeze(
@@ -149,13 +210,26 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
             .filter(Boolean) as Permission[]),
     ),
     logLevel: read('PALISADE_LOG_LEVEL'),
+    accessLog: read('PALISADE_ACCESS_LOG'),
+    metricsAddr:
+      metrics === undefined
+        ? null
+        : Object.freeze({ host: metricsHost!, port: Number(metrics.slice(metrics.lastIndexOf(':') + 1)) }),
+    workers,
     bootstrapAdmin: read('PALISADE_BOOTSTRAP_ADMIN'),
     checkinIntervalS: read('PALISADE_CHECKIN_INTERVAL_S'),
+    alertIntervalS: read('PALISADE_ALERT_INTERVAL_S'),
     agentTimeoutMs: read('PALISADE_AGENT_TIMEOUT_MS'),
+    artifactsDir: (() => {
+      const dir = read('PALISADE_ARTIFACTS_DIR');
+      if (dir === undefined) return DEFAULT_ARTIFACTS_DIR;
+      return isAbsolute(dir) ? dir : resolve(cwd, dir);
+    })(),
     retention: Object.freeze({
       rawHours: read('PALISADE_SAMPLES_RAW_HOURS'),
       fiveMinuteDays: read('PALISADE_SAMPLES_5M_DAYS'),
       hourlyDays: read('PALISADE_SAMPLES_1H_DAYS'),
     }),
+    auditRetentionDays: read('PALISADE_AUDIT_RETENTION_DAYS'),
   });
 }

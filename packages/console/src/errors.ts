@@ -18,3 +18,9 @@ export const forbidden = (message: string) => new AppError(403, message);
 export const permissionRequired = (permission: string) =>
   new AppError(403, `this needs the ${permission} permission`, { code: 'permission_required' });
 export const conflict = (message: string) => new AppError(409, message);
+
+/** Whether a database error is a unique-index violation, in either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
+}

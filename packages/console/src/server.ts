@@ -1,18 +1,28 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { buildApp } from './app.js';
+import { buildApp, createBoundaries, createServices, type Services } from './app.js';
 import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
+import { loggerOptions } from './plugins/logging.js';
+import { type Family, METRICS_CONTENT_TYPE, type MetricsRegistry, renderMetrics } from './plugins/metrics.js';
 
 /**
- * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows. Each round
+ * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows, unreachable
+ * servers asked again (docs/fleet.md, "Server states"). Each round
  * takes a lease in the database first, so with several console processes only one does a round at a
  * time, and a process that dies mid-round frees it when the lease expires. A failed round is logged
  * and tried again next time.
  */
 export function startHousekeeping(app: FastifyInstance) {
+  const alertRounds = app.metrics.histogram(
+    'palisade_alert_evaluation_duration_seconds',
+    'One alert evaluation round, in the process that held its lease',
+    [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const every = (ms: number, name: string, work: () => Promise<unknown>) => {
     let running = false;
@@ -34,72 +44,140 @@ export function startHousekeeping(app: FastifyInstance) {
     every(5 * 60_000, 'nonce-expiry', () => app.services.signing.expireNonces()),
     every(60 * 60_000, 'security-event-expiry', () => app.services.securityEvents.expire()),
     every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
+    every(60_000, 'unreachable-recheck', () => app.services.servers.recheckUnreachable()),
     every(60 * 60_000, 'session-cleanup', () => app.services.housekeeping.expireSessions()),
     every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
+    every(60 * 60_000, 'audit-retention', () => app.services.audit.expire(app.config.auditRetentionDays)),
+    every(60 * 60_000, 'notification-reconcile', () => app.services.notifications.reconcile()),
+    // Alerts are evaluated by one process at a time (docs/alerts.md, "Timing"); their notifications
+    // then go through the outbox like any other.
+    every(app.config.alertIntervalS * 1000, 'alert-evaluation', async () => {
+      const started = performance.now();
+      try {
+        await app.services.alerts.evaluate();
+      } finally {
+        alertRounds.observe({}, (performance.now() - started) / 1000);
+      }
+    }),
   ];
-  // The notification outbox is claimed row by row, so every process may work it at the same time.
-  let delivering = false;
-  const outbox = setInterval(() => {
-    if (delivering) return;
-    delivering = true;
-    app.services.notifications
-      .runOnce()
-      .catch((err) => app.log.error({ err }, 'notification delivery failed'))
-      .finally(() => {
-        delivering = false;
-      });
-  }, 1000);
+  // The notification outbox is claimed row by row, so every process works it at the same time: each
+  // second (and whenever a delivery ends) free delivery slots are filled (docs/decisions.md).
+  const onError = (err: unknown) => app.log.error({ err }, 'notification delivery failed');
+  const outbox = setInterval(() => void app.services.notifications.pump(onError), 1000);
   outbox.unref();
   timers.push(outbox);
-  return { stop: () => timers.forEach(clearInterval) };
+  return {
+    async stop() {
+      timers.forEach(clearInterval);
+      await app.services.notifications.settle();
+    },
+  };
 }
 
-export interface RunningConsole {
-  app: FastifyInstance;
-  url: string;
-  close(): Promise<void>;
+/**
+ * Figures read when Prometheus scrapes: the database pool, the outbox and the process itself
+ * (docs/deploy.md, "Metrics").
+ */
+function addScrapeTimeMetrics(metrics: MetricsRegistry, database: DatabaseHandle, services: Services) {
+  const pool = (pick: 'total' | 'idle' | 'waiting') => {
+    const stats = database.poolStats();
+    return stats ? [{ labels: {}, value: stats[pick] }] : [];
+  };
+  metrics.gauge('palisade_db_pool_connections', 'PostgreSQL pool connections open', () => pool('total'));
+  metrics.gauge('palisade_db_pool_idle', 'PostgreSQL pool connections idle', () => pool('idle'));
+  metrics.gauge('palisade_db_pool_waiting', 'Queries waiting for a PostgreSQL pool connection', () => pool('waiting'));
+  // One query serves both outbox figures of a scrape.
+  let outbox: ReturnType<Services['health']['outbox']> | null = null;
+  const readOutbox = () => {
+    outbox ??= services.health.outbox().finally(() => setImmediate(() => (outbox = null)));
+    return outbox;
+  };
+  metrics.gauge('palisade_outbox_queued', 'Notifications waiting in the outbox (all processes)', async () => [
+    { labels: {}, value: (await readOutbox()).queued },
+  ]);
+  metrics.gauge('palisade_outbox_oldest_age_seconds', 'Age of the oldest queued notification', async () => [
+    { labels: {}, value: (await readOutbox()).oldestAgeS },
+  ]);
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  metrics.gauge('process_resident_memory_bytes', 'Resident memory', () => [
+    { labels: {}, value: process.memoryUsage.rss() },
+  ]);
+  metrics.gauge('nodejs_heap_used_bytes', 'V8 heap in use', () => [
+    { labels: {}, value: process.memoryUsage().heapUsed },
+  ]);
+  metrics.gauge(
+    'process_cpu_seconds_total',
+    'CPU time, user and system',
+    () => {
+      const { user, system } = process.cpuUsage();
+      return [{ labels: {}, value: (user + system) / 1e6 }];
+    },
+    'counter',
+  );
+  // Lag since the previous scrape: the delay is reset each time it is read.
+  metrics.gauge('nodejs_eventloop_lag_p99_seconds', 'Event-loop delay, 99th percentile since the last scrape', () => {
+    const p99 = loopDelay.percentile(99) / 1e9;
+    loopDelay.reset();
+    return [{ labels: {}, value: Number.isFinite(p99) ? p99 : 0 }];
+  });
 }
 
-/** Opens the database, seeds it, and serves the console until close() is called. */
-export async function startConsole(config: ConsoleConfig, print: (line: string) => void): Promise<RunningConsole> {
-  const database: DatabaseHandle = await openDatabase(config);
-  const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true })
-    : null;
-  let app: FastifyInstance;
-  try {
-    app = await buildApp({
-      config,
-      db: database.db,
-      redis,
-      logger: {
-        level: config.logLevel,
-        redact: {
-          paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-svc-key"]'],
-          censor: '[hidden]',
-        },
-      },
-    });
-    await app.services.catalog.seed();
-    if (config.bootstrapAdmin) {
-      const admin = await app.services.accounts.ensureBootstrapAdmin();
-      if (admin) {
-        print(
-          `First start: an admin account was created. Sign in as ${admin.email} with password ${admin.password} ` +
-            '(shown once; create your own admin with `palisade-console admin create-admin`).',
-        );
-      }
+/** Serves `GET /metrics` on its own address, apart from the console's port (docs/deploy.md, "Metrics"). */
+export async function startMetricsListener(
+  addr: { host: string; port: number },
+  snapshot: () => Promise<Family[]>,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: GET /metrics\n');
+      return;
     }
-    await app.listen({ port: config.port, host: config.host });
-  } catch (err) {
-    redis?.disconnect();
+    snapshot().then(
+      (families) => res.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(renderMetrics(families)),
+      () => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(addr.port, addr.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : addr.port;
+  const host = addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+  return { server, url: `http://${host}:${port}/metrics` };
+}
+
+/** Runs `action` with the services on the configured database, without an HTTP app (admin commands, a cluster primary). */
+export async function withDatabase<T>(config: ConsoleConfig, action: (services: Services) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config);
+  try {
+    const boundaries = createBoundaries(config);
+    try {
+      return await action(createServices({ db: database.db, config, clock: Date.now, ...boundaries }));
+    } finally {
+      boundaries.outbound.close();
+    }
+  } finally {
     await database.close();
-    throw err;
   }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
+}
+
+/** The catalog's defaults and, on a first start, the admin account (printed once). */
+export async function seedDatabase(services: Services, config: ConsoleConfig, print: (line: string) => void) {
+  await services.catalog.seed();
+  if (!config.bootstrapAdmin) return;
+  const admin = await services.accounts.ensureBootstrapAdmin();
+  if (admin) {
+    print(
+      `First start: an admin account was created. Sign in as ${admin.email} with password ${admin.password} ` +
+        '(shown once; create your own admin with `palisade-console admin create-admin`).',
+    );
+  }
+}
+
+/** What the operator should know about these settings, printed at start. */
+export function printNotices(config: ConsoleConfig, print: (line: string) => void) {
   if (config.allowPrivateTargets) {
     print(
       'Private agent targets are allowed (PALISADE_ALLOW_PRIVATE_TARGETS=1, as `npm start` sets): the console ' +
@@ -112,14 +190,73 @@ export async function startConsole(config: ConsoleConfig, print: (line: string) 
         'the https:// address people and agents use to serve that name.',
     );
   }
-  // Last: the listening line tells scripts and tests that start-up is done.
-  print(`Palisade console listening on ${url}`);
+}
+
+export interface RunningConsole {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database, seeds it, and serves the console until close() is called. As one of several
+ * workers (`worker`), the primary has migrated and seeded already and prints the notices and the
+ * listening line itself, and serves the workers' metrics on its own listener (workers.ts).
+ */
+export async function startConsole(
+  config: ConsoleConfig,
+  print: (line: string) => void,
+  { worker = false }: { worker?: boolean } = {},
+): Promise<RunningConsole> {
+  const database: DatabaseHandle = await openDatabase(config);
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true })
+    : null;
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      config,
+      db: database.db,
+      redis,
+      logger: loggerOptions(config.logLevel, process.stdout.isTTY === true),
+    });
+    addScrapeTimeMetrics(app.metrics, database, app.services);
+    if (!worker) await seedDatabase(app.services, config, print);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    redis?.disconnect();
+    await database.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  let metricsServer: Server | null = null;
+  if (!worker) {
+    printNotices(config, print);
+    if (config.metricsAddr) {
+      try {
+        const listener = await startMetricsListener(config.metricsAddr, () => app.metrics.snapshot());
+        metricsServer = listener.server;
+        print(`Metrics for Prometheus on ${listener.url}`);
+      } catch (err) {
+        await app.close();
+        redis?.disconnect();
+        await database.close();
+        throw err;
+      }
+    }
+    // Last: the listening line tells scripts and tests that start-up is done.
+    print(`Palisade console listening on ${url}`);
+  }
   const jobs = startHousekeeping(app);
   return {
     app,
     url,
     async close() {
-      jobs.stop();
+      metricsServer?.close();
+      await jobs.stop();
       await app.close();
       redis?.disconnect();
       await database.close();

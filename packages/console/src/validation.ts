@@ -1,3 +1,4 @@
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '@palisade/protocol';
 import type { z } from 'zod';
 import { badRequest } from './errors.js';
 
@@ -88,4 +89,39 @@ export function forbiddenJsonKey(text: string): string | null {
     return null;
   }
   return found;
+}
+
+/** Where a page of a list starts: after the row with this sort key and id; null is the first page. */
+export type PageAfter = readonly [key: number, id: number] | null;
+
+/** A page request: `cursor` (opaque, from `next_cursor`) and `limit` (docs/api.md, "Lists that page"). */
+export interface PageRequest {
+  after: PageAfter;
+  limit: number;
+}
+
+/** The cursor after a row: base64url of `[key,id]`, which parsePage reads back and nothing else. */
+export function pageCursor(key: number, id: number): string {
+  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
+}
+
+/**
+ * Reads `cursor` and `limit` from a query string, or throws a 400 naming the one that is wrong. A cursor is
+ * accepted only in the exact form pageCursor writes, so an edited or truncated one is refused, not guessed at.
+ */
+export function parsePage(query: { cursor?: unknown; limit?: unknown }): PageRequest {
+  const limitRaw = query.limit ?? String(PAGE_LIMIT_DEFAULT);
+  if (typeof limitRaw !== 'string' || !/^[0-9]{1,3}$/.test(limitRaw) || +limitRaw < 1 || +limitRaw > PAGE_LIMIT_MAX) {
+    throw badRequest(`limit: expected an integer from 1 to ${PAGE_LIMIT_MAX}`);
+  }
+  if (query.cursor === undefined) return { after: null, limit: Number(limitRaw) };
+  const raw = query.cursor;
+  const bad = badRequest('cursor: expected the next_cursor of an earlier page');
+  if (typeof raw !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(raw)) throw bad;
+  const match = /^\[(0|[1-9][0-9]{0,15}),([1-9][0-9]{0,15})\]$/.exec(Buffer.from(raw, 'base64url').toString('utf8'));
+  if (!match) throw bad;
+  const key = Number(match[1]);
+  const id = Number(match[2]);
+  if (!Number.isSafeInteger(key) || !Number.isSafeInteger(id) || pageCursor(key, id) !== raw) throw bad;
+  return { after: [key, id], limit: Number(limitRaw) };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { benchmarkRunSchema, generateToken, hashToken } from '@palisade/protocol';
 import {
+  benchmarkReport,
   createToken,
   dialects,
   insertTestServer,
@@ -12,21 +13,6 @@ import {
 } from './support.js';
 
 const FACTS = { os: 'Debian GNU/Linux 12', kernel: '6.1.0', cores: 4, arch: 'x64', mem_total_mb: 8000 };
-
-function report(overrides: Record<string, unknown> = {}) {
-  return {
-    measurements: {
-      cpu: { single_mb_s: 400, multi_mb_s: 1500, threads: 4 },
-      disk: { seq_write_mb_s: 300, seq_read_mb_s: 900, rand_write_iops: 2500 },
-      network: { down_mbit_s: 900, up_mbit_s: 800, latency_ms: 0.4 },
-      stability: { cpu_cv_pct: 2, steal_pct: 0.5 },
-    },
-    skipped: {},
-    hardware: { cores: 4, mem_total_mb: 8000, cpu_model: 'Test CPU', arch: 'x64' },
-    duration_ms: 42_000,
-    ...overrides,
-  };
-}
 
 for (const dialect of dialects()) {
   describe(`benchmark runs (${dialect})`, () => {
@@ -131,7 +117,7 @@ for (const dialect of dialects()) {
         headers: { authorization: `Bearer ${token}` },
       });
       assert.deepEqual(v1Before.json().data.benchmarks, [], 'running runs are not listed');
-      const done = await agent(job!.token, `${job!.report_path}/result`, report());
+      const done = await agent(job!.token, `${job!.report_path}/result`, benchmarkReport());
       assert.equal(done.statusCode, 200, done.body);
 
       const v1 = await t.app.inject({
@@ -151,6 +137,14 @@ for (const dialect of dialects()) {
       assert.match(dashboard.log, /cpu: 4 threads\ndisk: 256 MiB\n/);
       assert.equal(dashboard.checks.length, 5);
       assert.ok(dashboard.checks.every((c: { ok: boolean }) => c.ok));
+      // The raw figures are kept with the scores, for the dashboard's table and comparison.
+      assert.deepEqual(dashboard.measurements, benchmarkReport().measurements);
+      assert.deepEqual(dashboard.hardware, benchmarkReport().hardware);
+      assert.deepEqual(dashboard.skipped, {});
+      // A run stored before the figures were kept (its column holds the hardware alone) still reads.
+      await t.db.updateTable('benchmark_runs').set({ hardware: '{"cores":2}' }).where('id', '=', run.id).execute();
+      const older = (await dash('GET', `/api/servers/${id}/benchmarks`)).json().data.runs[0];
+      assert.deepEqual([older.hardware, older.measurements, older.skipped], [{ cores: 2 }, null, {}]);
     });
 
     test('bad tokens, another run’s token, reports after done and malformed results change nothing', async () => {
@@ -165,9 +159,9 @@ for (const dialect of dialects()) {
       await agent(job!.token, `${path}/start`);
       const malformed: unknown[] = [
         {},
-        { ...report(), measurements: { ...report().measurements, cpu: { single_mb_s: 'fast' } } },
-        { ...report(), hardware: { cores: 0, mem_total_mb: 1 } },
-        { ...report(), duration_ms: -1 },
+        { ...benchmarkReport(), measurements: { ...benchmarkReport().measurements, cpu: { single_mb_s: 'fast' } } },
+        { ...benchmarkReport(), hardware: { cores: 0, mem_total_mb: 1 } },
+        { ...benchmarkReport(), duration_ms: -1 },
         { error: '' },
       ];
       for (const body of malformed) {
@@ -176,10 +170,14 @@ for (const dialect of dialects()) {
         assert.match(res.json().error, /^[a-z_.0-9]+: /);
       }
       assert.equal((await runRow(run.id)).status, 'running');
-      assert.equal((await agent(job!.token, `${path}/result`, report())).statusCode, 200);
+      assert.equal((await agent(job!.token, `${path}/result`, benchmarkReport())).statusCode, 200);
       const finished = await runRow(run.id);
       for (const late of ['start', 'result', 'log']) {
-        const res = await agent(job!.token, `${path}/${late}`, late === 'log' ? { lines: ['late'] } : report());
+        const res = await agent(
+          job!.token,
+          `${path}/${late}`,
+          late === 'log' ? { lines: ['late'] } : benchmarkReport(),
+        );
         assert.equal(res.statusCode, 409, late);
       }
       assert.deepEqual(await runRow(run.id), finished, 'nothing changed after done');
@@ -197,20 +195,30 @@ for (const dialect of dialects()) {
         [{ hardware: { cores: 64, mem_total_mb: 8000 } }, 'cores match'],
         [{ hardware: { cores: 4, mem_total_mb: 64_000 } }, 'memory matches'],
         [
-          { measurements: { ...report().measurements, cpu: { single_mb_s: 100, multi_mb_s: 5000, threads: 4 } } },
+          {
+            measurements: {
+              ...benchmarkReport().measurements,
+              cpu: { single_mb_s: 100, multi_mb_s: 5000, threads: 4 },
+            },
+          },
           'multi-core speed-up possible',
         ],
         [
           {
             measurements: {
-              ...report().measurements,
+              ...benchmarkReport().measurements,
               disk: { seq_write_mb_s: 90_000, seq_read_mb_s: 900, rand_write_iops: 10 },
             },
           },
           'disk figures plausible',
         ],
         [
-          { measurements: { ...report().measurements, network: { down_mbit_s: 9e9, up_mbit_s: 1, latency_ms: 1 } } },
+          {
+            measurements: {
+              ...benchmarkReport().measurements,
+              network: { down_mbit_s: 9e9, up_mbit_s: 1, latency_ms: 1 },
+            },
+          },
           'network figures plausible',
         ],
       ];
@@ -219,7 +227,10 @@ for (const dialect of dialects()) {
         const run = (await dash('POST', `/api/servers/${id}/benchmarks`, { label: 'forged' })).json().data.run;
         const [job] = await handOut(daemon);
         await agent(job!.token, `${job!.report_path}/start`);
-        assert.equal((await agent(job!.token, `${job!.report_path}/result`, report(overrides))).statusCode, 200);
+        assert.equal(
+          (await agent(job!.token, `${job!.report_path}/result`, benchmarkReport(overrides))).statusCode,
+          200,
+        );
         const row = await runRow(run.id);
         assert.equal(row.status, 'done');
         assert.equal(row.verified, 0, failing);
@@ -235,8 +246,8 @@ for (const dialect of dialects()) {
       const run = (await dash('POST', `/api/servers/${id}/benchmarks`, { label: 'no network' })).json().data.run;
       const [job] = await handOut(daemon);
       await agent(job!.token, `${job!.report_path}/start`);
-      const body = report({
-        measurements: { ...report().measurements, network: null },
+      const body = benchmarkReport({
+        measurements: { ...benchmarkReport().measurements, network: null },
         skipped: { network: 'console unreachable' },
       });
       await agent(job!.token, `${job!.report_path}/result`, body);

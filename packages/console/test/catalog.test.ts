@@ -43,6 +43,7 @@ for (const dialect of dialects()) {
         'description',
         'features',
         'id',
+        'includes',
         'interval',
         'name',
         'price_cents',

@@ -6,8 +6,11 @@ import { dialects, insertTestServer, registerUser, type TestApp, type TestUser, 
 
 /** What the stand-in agent answers next: a real HTTP server on loopback playing a hostile agent. */
 let answer: { status: number; type: string | null; body: string | Buffer } = { status: 200, type: null, body: '' };
+/** The path and query the stand-in agent was last asked for. */
+let asked: string | null = null;
 
 const fakeAgent = http.createServer((req, res) => {
+  asked = req.url ?? null;
   req.resume();
   req.on('end', () => {
     const headers: Record<string, string> = {};
@@ -125,6 +128,79 @@ for (const dialect of dialects()) {
       } finally {
         await t.app.services.accounts.setPermission(user.email, 'control.read', true);
       }
+    });
+
+    const lookup = {
+      ip: '198.51.100.7',
+      verdict: 'drop',
+      decided_by: 'feed',
+      enforcement: { backend: 'monitor', reason: 'protection.backend = monitor' },
+      on_both_lists: false,
+      summary: 'Blocked: feed local lists 198.51.100.0/24.',
+      holders: [
+        { kind: 'feed', range: '198.51.100.0/24', feed: 'local', effect: 'drop', detail: 'feed local lists it' },
+      ],
+    };
+
+    test('the lookup and feed-page queries reach the agent re-encoded, and only the parameters the contract knows', async () => {
+      answer = { status: 200, type: 'application/json', body: JSON.stringify(lookup) };
+      const base = `/api/servers/${serverId}/control?path=blacklist`;
+      const ok = await get(`${base}&ip=198.51.100.7`);
+      assert.equal(ok.statusCode, 200, ok.body);
+      assert.deepEqual(ok.json(), lookup);
+      assert.equal(asked, '/blacklist?ip=198.51.100.7');
+      await get(`${base}&ip=2001:db8::1`);
+      assert.equal(asked, '/blacklist?ip=2001%3Adb8%3A%3A1', 're-encoded, not the raw text');
+      // An encoded "&" stays inside the value: it cannot add a parameter the contract does not know.
+      await get(`${base}&ip=1.2.3.4%26source%3Dfeed%3Ax%0d%0aX-Evil:%201`);
+      assert.equal(asked, '/blacklist?ip=1.2.3.4%26source%3Dfeed%3Ax%0D%0AX-Evil%3A+1');
+      answer = {
+        status: 200,
+        type: 'application/json',
+        body: JSON.stringify({
+          feed: 'local',
+          enabled: true,
+          total: 3,
+          entries: ['192.0.2.0/24'],
+          next_cursor: '192.0.2.0/24',
+        }),
+      };
+      const page = await get(`${base}&limit=1&source=feed:local&cursor=10.0.0.0`);
+      assert.equal(page.statusCode, 200, page.body);
+      assert.equal(asked, '/blacklist?limit=1&source=feed%3Alocal&cursor=10.0.0.0');
+
+      asked = null;
+      const refusals: [string, string][] = [
+        [`${base}&ip=1.2.3.4&evil=1`, 'evil: not a parameter of GET blacklist (it takes ip, source, cursor, limit)'],
+        [`${base}&ip=1.2.3.4&ip=5.6.7.8`, 'ip: given more than once; give it once'],
+        [
+          `/api/servers/${serverId}/control?path=whitelist&ip=1.2.3.4`,
+          'ip: not a parameter of GET whitelist (it takes none)',
+        ],
+      ];
+      for (const [url, error] of refusals) {
+        const res = await get(url);
+        assert.equal(res.statusCode, 400, url);
+        assert.equal(res.json().error, error);
+      }
+      assert.equal(asked, null, 'a refused query never reaches the agent');
+    });
+
+    test("an agent's answer that is not what the contract says for that query is a 502 naming the server", async () => {
+      const base = `/api/servers/${serverId}/control?path=blacklist`;
+      // A list where a lookup is due (an agent from before the lookup ignores ?ip=): not passed on as one.
+      answer = { status: 200, type: 'application/json', body: '{"entries":[]}' };
+      const old = await get(`${base}&ip=198.51.100.7`);
+      assert.equal(old.statusCode, 502);
+      assert.match(
+        old.json().error,
+        /^the agent of server "edge-7" answered GET blacklist with something the control contract does not allow \(.+\); update the agent$/,
+      );
+      assert.equal((await get(base)).statusCode, 200, 'the same answer is right without ?ip=');
+      answer = { status: 200, type: 'application/json', body: JSON.stringify({ ...lookup, verdict: 'maybe' }) };
+      assert.match((await get(`${base}&ip=198.51.100.7`)).json().error, /verdict/);
+      answer = { status: 400, type: 'application/json', body: '{"message":"no"}' };
+      assert.equal((await get(`${base}&ip=x`)).statusCode, 502, 'a refusal is {error}');
     });
 
     test('history ranges are looked up as own keys only', async () => {

@@ -177,7 +177,16 @@ for (const dialect of dialects()) {
       }
       const section = async (query: string) => dash('GET', `/api/servers/${server.id}/section?${query}`);
       const score = (await section('name=score')).json().data;
-      assert.deepEqual(Object.keys(score).sort(), ['components', 'notes', 'score', 'weights']);
+      assert.deepEqual(Object.keys(score).sort(), [
+        'as_of',
+        'components',
+        'last_known_score',
+        'notes',
+        'score',
+        'state',
+        'weights',
+      ]);
+      assert.equal(score.state, 'online');
       assert.equal(score.weights.cpu, 200);
       const facts = (await section('name=facts')).json().data;
       assert.equal(facts.facts.kernel, '6.1.0-30-amd64');
@@ -338,7 +347,7 @@ for (const dialect of dialects()) {
       }
       const strangerProduct = await add({ product_id: (await t.app.services.catalog.addProduct(stranger.id, 1)).id });
       assert.equal(strangerProduct.statusCode, 400);
-      const count = (await t.app.services.fleet.list(owner.id)).length;
+      const count = (await t.app.services.servers.list(owner.id)).length;
       assert.equal(count, (await v1('/api/v1/servers')).json().data.servers.length, 'nothing half-stored');
     });
 

@@ -7,23 +7,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runConsoleCli, startConsoleProcess } from './console-process.js';
-import { type DialectName, dialects, dropSchema } from './support.js';
-
-function databaseEnv(dialect: DialectName): { env: Record<string, string>; cleanup: () => Promise<void> } {
-  const dataDir = mkdtempSync(join(tmpdir(), 'palisade-proc-'));
-  const env: Record<string, string> = { PALISADE_DATA_DIR: dataDir };
-  const url = process.env.PALISADE_TEST_DATABASE_URL;
-  const schema = `p_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  if (dialect === 'postgres' && url)
-    Object.assign(env, { PALISADE_DATABASE_URL: url, PALISADE_DATABASE_SCHEMA: schema });
-  return {
-    env,
-    async cleanup() {
-      if (dialect === 'postgres' && url) await dropSchema(url, schema);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+import { processEnv } from './observability-support.js';
+import { dialects } from './support.js';
 
 interface AccountAnswer {
   data: { account: { role: string }; permissions: string[] };
@@ -40,7 +25,7 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 for (const dialect of dialects()) {
   describe(`the console process (${dialect})`, () => {
-    const { env, cleanup } = databaseEnv(dialect);
+    const { env, cleanup } = processEnv(dialect);
     after(cleanup);
 
     test('first start prints a one-time admin login; acknowledged writes survive SIGKILL', async () => {

@@ -186,6 +186,7 @@ describe('the console log never holds an agent address', () => {
       const env: Record<string, string> = {
         PALISADE_DATA_DIR: dataDir,
         PALISADE_LOG_LEVEL: 'trace',
+        PALISADE_ACCESS_LOG: '1', // the most the console writes: every request too
         PALISADE_BOOTSTRAP_ADMIN: '0',
         PALISADE_ALLOW_PRIVATE_TARGETS: '1',
         ...(dialect === 'postgres' && pgUrl ? { PALISADE_DATABASE_URL: pgUrl, PALISADE_DATABASE_SCHEMA: schema } : {}),

@@ -1,12 +1,16 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateToken, hashToken } from '@palisade/protocol';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { type ConsoleConfig, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
+import { isDocumented, openApiMismatch, openApiPath } from './openapi-check.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -90,6 +94,7 @@ export async function testApp(dialect: DialectName, env: Record<string, string> 
   });
   const clock = testClock();
   const app = await buildApp({ config, db: database.db, clock: () => clock.now });
+  const mismatches = holdAnswersToOpenApi(app);
   await app.services.catalog.seed();
   return {
     app,
@@ -99,8 +104,41 @@ export async function testApp(dialect: DialectName, env: Record<string, string> 
     async close() {
       await app.close();
       await database.close();
+      // Also caught here, in case the test that got the 500 did not look at the status.
+      assert.deepEqual(mismatches, [], 'answers that do not match the OpenAPI document');
     },
   };
+}
+
+/**
+ * Every JSON answer of a route the OpenAPI document describes is checked against it
+ * (packages/protocol/src/openapi.ts): one that does not match becomes a 500 naming the mismatch, so
+ * the test that triggered it fails, and is listed again when the app closes.
+ */
+export function holdAnswersToOpenApi(app: FastifyInstance): string[] {
+  const mismatches: string[] = [];
+  app.addHook('onSend', async (request, reply, payload) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || reply.statusCode === 500) return payload;
+    const path = openApiPath(route);
+    if (!isDocumented(path, request.method)) return payload;
+    const type = String(reply.getHeader('content-type') ?? '');
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    let body: unknown;
+    try {
+      if (!/^application\/json\s*(;|$)/i.test(type) || text === null) throw new Error(`answered ${type || 'no type'}`);
+      body = JSON.parse(text);
+    } catch (err) {
+      body = undefined;
+      mismatches.push(`${reply.statusCode} ${request.method} ${path}: not JSON (${(err as Error).message})`);
+      throw new Error(mismatches.at(-1));
+    }
+    const mismatch = openApiMismatch(path, request.method, reply.statusCode, body);
+    if (mismatch === null) return payload;
+    mismatches.push(mismatch);
+    throw new Error(mismatch);
+  });
+  return mismatches;
 }
 
 export function json(body: unknown): Pick<InjectOptions, 'payload' | 'headers'> {
@@ -163,10 +201,14 @@ export async function insertTestServer(
     facts: object;
     latest_sample: object | null;
     score_base: object | null;
+    product_id: number;
   }> = {},
 ) {
   const products = await app.services.catalog.products(user.id);
-  const product = products[0] ?? (await app.services.catalog.addProduct(user.id, 3));
+  const product =
+    products.find((p) => p.id === fields.product_id) ??
+    products[0] ??
+    (await app.services.catalog.addProduct(user.id, 3));
   return app.db
     .insertInto('servers')
     .values({
@@ -193,4 +235,61 @@ export async function insertTestServer(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A server with a daemon token, as enrolment leaves it: its id and the raw token its check-ins carry. */
+export async function enrolledTestServer(
+  app: FastifyInstance,
+  user: TestUser,
+  fields: Parameters<typeof insertTestServer>[2] = { hostname: null, public_ip: null },
+) {
+  const server = await insertTestServer(app, user, fields);
+  const daemon = generateToken('daemon');
+  await app.db
+    .updateTable('servers')
+    .set({ daemon_token_hash: hashToken(daemon) })
+    .where('id', '=', server.id)
+    .execute();
+  return { serverId: server.id, daemon };
+}
+
+/** A check-in sample at `ts` (epoch ms) with `cpu` per cent, the other figures fixed. */
+export const testSample = (ts: number, cpu = 10) => ({
+  ts,
+  cpu_pct: cpu,
+  mem_used_mb: 2000,
+  mem_total_mb: 8000,
+  disk_used_pct: 40,
+  load1: 0.3,
+  rx_bps: 1000,
+  tx_bps: 500,
+  disk_mount: '/',
+});
+/** A stand-in agent on loopback that answers the control API's whitelist read (or `status`) until it is closed. */
+export function standInAgent(status: () => number = () => 200) {
+  return http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const code = status();
+      res
+        .writeHead(code, { 'content-type': 'application/json' })
+        .end(code === 200 ? '{"entries":[]}' : '{"error":"no"}');
+    });
+  });
+}
+
+/** A benchmark report as the agent sends it (cores 4, 8000 MB: verified against those facts). */
+export function benchmarkReport(overrides: Record<string, unknown> = {}) {
+  return {
+    measurements: {
+      cpu: { single_mb_s: 400, multi_mb_s: 1500, threads: 4 },
+      disk: { seq_write_mb_s: 300, seq_read_mb_s: 900, rand_write_iops: 2500 },
+      network: { down_mbit_s: 900, up_mbit_s: 800, latency_ms: 0.4 },
+      stability: { cpu_cv_pct: 2, steal_pct: 0.5 },
+    },
+    skipped: {},
+    hardware: { cores: 4, mem_total_mb: 8000, cpu_model: 'Test CPU', arch: 'x64' },
+    duration_ms: 42_000,
+    ...overrides,
+  };
 }

@@ -3,24 +3,20 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { ticketNotificationSchema } from '@palisade/protocol';
+import { readBody } from '@palisade/testkit';
 import { dialects, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
 /** A real local webhook receiver whose behaviour the test switches: ok, failing (500) or slow. */
 export async function webhookReceiver() {
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   let mode: 'ok' | 'fail' | 'slow' = 'ok';
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => {
-      body += d;
-    });
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      if (mode === 'fail') return void res.writeHead(500).end('broken');
-      const answer = () => res.writeHead(204).end();
-      if (mode === 'slow') setTimeout(answer, 300);
-      else answer();
-    });
+  const server = http.createServer(async (req, res) => {
+    received.push({ headers: req.headers, body: await readBody(req) });
+    if (mode === 'fail') return void res.writeHead(500).end('broken');
+    const answer = () => res.writeHead(204).end();
+    if (mode === 'slow') setTimeout(answer, 300);
+    else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -104,6 +100,12 @@ for (const dialect of dialects()) {
         for (const value of Object.values(payload)) assert.equal(typeof value, 'string');
         assert.equal(payload.ticket_ref, ticket.ref);
       }
+
+      // The admins' view of the same thread, and an admin closing it.
+      const seen = await call('GET', `/api/admin/tickets/${ticket.id}`, undefined, admin);
+      assert.deepEqual(seen.json().data.ticket, detail);
+      const closed = await call('POST', `/api/admin/tickets/${ticket.id}/close`, {}, admin);
+      assert.equal(closed.json().data.ticket.status, 'closed');
     });
 
     test('tickets are validated, private to their account, and admin routes need an admin', async () => {
@@ -192,6 +194,9 @@ for (const dialect of dialects()) {
           assert.equal(match[2], expected);
           assert.match(String(delivery.headers['x-palisade-delivery']), /^\d+$/);
           assert.equal(delivery.headers['content-type'], 'application/json');
+          // The body is what the published schema says (packages/protocol/src/webhooks.ts).
+          const body = ticketNotificationSchema.parse(JSON.parse(delivery.body));
+          assert.equal(delivery.headers['x-palisade-event'], body.kind);
         }
         assert.equal((await outbox()).filter((n) => n.status !== 'delivered').length, 0);
 

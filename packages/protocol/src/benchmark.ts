@@ -77,28 +77,153 @@ export interface BenchmarkScores {
   total: number | null;
 }
 
-/** The documented scales (docs/benchmarks.md). */
+type Section = keyof typeof BENCHMARK_WEIGHTS;
+
+/**
+ * Every scored figure with its unit and scale (docs/benchmarks.md, "Report and scales"): `log` scores 0
+ * at `zero` and 100 at `full`, each doubling worth the same; `lower` is a straight line from 100 at
+ * `full` to 0 at `zero` (a smaller figure is better). `share` is its part of the section's score.
+ */
+export const BENCHMARK_FIGURES = [
+  {
+    section: 'cpu',
+    key: 'single_mb_s',
+    what: 'SHA-256 on one core',
+    unit: 'MB/s',
+    scale: 'log',
+    zero: 20,
+    full: 2000,
+    share: 0.5,
+  },
+  {
+    section: 'cpu',
+    key: 'multi_mb_s',
+    what: 'SHA-256 on all cores at once',
+    unit: 'MB/s',
+    scale: 'log',
+    zero: 20,
+    full: 32_000,
+    share: 0.5,
+  },
+  {
+    section: 'disk',
+    key: 'seq_write_mb_s',
+    what: 'Sequential write with fsync',
+    unit: 'MB/s',
+    scale: 'log',
+    zero: 5,
+    full: 2000,
+    share: 0.4,
+  },
+  {
+    section: 'disk',
+    key: 'seq_read_mb_s',
+    what: 'Reading it back',
+    unit: 'MB/s',
+    scale: 'log',
+    zero: 5,
+    full: 4000,
+    share: 0.2,
+  },
+  {
+    section: 'disk',
+    key: 'rand_write_iops',
+    what: '4 KiB synchronous random writes',
+    unit: 'IOPS',
+    scale: 'log',
+    zero: 10,
+    full: 20_000,
+    share: 0.4,
+  },
+  {
+    section: 'network',
+    key: 'down_mbit_s',
+    what: 'Console → agent',
+    unit: 'Mbit/s',
+    scale: 'log',
+    zero: 1,
+    full: 1000,
+    share: 0.35,
+  },
+  {
+    section: 'network',
+    key: 'up_mbit_s',
+    what: 'Agent → console',
+    unit: 'Mbit/s',
+    scale: 'log',
+    zero: 1,
+    full: 1000,
+    share: 0.35,
+  },
+  {
+    section: 'network',
+    key: 'latency_ms',
+    what: 'Median round trip',
+    unit: 'ms',
+    scale: 'lower',
+    zero: 300,
+    full: 1,
+    share: 0.3,
+  },
+  {
+    section: 'stability',
+    key: 'cpu_cv_pct',
+    what: 'Spread of repeated CPU rounds',
+    unit: '%',
+    scale: 'lower',
+    zero: 30,
+    full: 1,
+    share: 0.6,
+  },
+  {
+    section: 'stability',
+    key: 'steal_pct',
+    what: 'CPU steal during the run',
+    unit: '%',
+    scale: 'lower',
+    zero: 20,
+    full: 0,
+    share: 0.4,
+  },
+] as const satisfies readonly {
+  section: Section;
+  key: string;
+  what: string;
+  unit: string;
+  scale: 'log' | 'lower';
+  zero: number;
+  full: number;
+  share: number;
+}[];
+export type BenchmarkFigure = (typeof BENCHMARK_FIGURES)[number];
+
+/** A figure's points, 0–100, on its scale. */
+export function figurePoints(figure: BenchmarkFigure, value: number): number {
+  return figure.scale === 'log'
+    ? logScale(value, figure.zero, figure.full)
+    : lowerIsBetter(value, figure.full, figure.zero);
+}
+
+/** A figure's value in a report, or null when its section was not measured. */
+export function figureValue(m: BenchmarkMeasurements, figure: BenchmarkFigure): number | null {
+  const section = m[figure.section] as Record<string, number> | null;
+  return section ? (section[figure.key] ?? null) : null;
+}
+
+/** The documented scales (docs/benchmarks.md): each section is the share-weighted sum of its figures' points. */
 export function scoreBenchmark(m: BenchmarkMeasurements): BenchmarkScores {
-  const cpu = m.cpu
-    ? round1(0.5 * logScale(m.cpu.single_mb_s, 20, 2000) + 0.5 * logScale(m.cpu.multi_mb_s, 20, 32_000))
-    : null;
-  const disk = m.disk
-    ? round1(
-        0.4 * logScale(m.disk.seq_write_mb_s, 5, 2000) +
-          0.2 * logScale(m.disk.seq_read_mb_s, 5, 4000) +
-          0.4 * logScale(m.disk.rand_write_iops, 10, 20_000),
-      )
-    : null;
-  const network = m.network
-    ? round1(
-        0.35 * logScale(m.network.down_mbit_s, 1, 1000) +
-          0.35 * logScale(m.network.up_mbit_s, 1, 1000) +
-          0.3 * lowerIsBetter(m.network.latency_ms, 1, 300),
-      )
-    : null;
-  const stability = m.stability
-    ? round1(0.6 * lowerIsBetter(m.stability.cpu_cv_pct, 1, 30) + 0.4 * lowerIsBetter(m.stability.steal_pct, 0, 20))
-    : null;
+  const section = (name: Section) => {
+    if (!m[name]) return null;
+    let points = 0;
+    for (const figure of BENCHMARK_FIGURES) {
+      if (figure.section === name) points += figure.share * figurePoints(figure, figureValue(m, figure)!);
+    }
+    return round1(points);
+  };
+  const cpu = section('cpu');
+  const disk = section('disk');
+  const network = section('network');
+  const stability = section('stability');
   const sections = { cpu, disk, network, stability };
   let sum = 0;
   let weight = 0;

@@ -34,3 +34,42 @@ const known: ReadonlySet<string> = new Set(CONTROL_PATHS);
 export function isControlPath(value: string): value is ControlPath {
   return known.has(value);
 }
+
+// Limits and names the agent, the console and the dashboard share (control-schemas.ts uses them).
+
+export const MAX_NOTE = 200;
+export const MAX_TTL_S = 10 * 365 * 86400;
+export const MAX_REGEX = 2000;
+export const BASELINE_SLOTS = 168;
+export const PATTERN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const SCHEDULE_TASKS = ['autofetch', 'baseline-save', 'attack-bans-clear'] as const;
+export type ScheduleTask = (typeof SCHEDULE_TASKS)[number];
+export const ENTRY_SOURCES = ['manual', 'attack', 'pattern', 'feed', 'import'] as const;
+export type EntrySource = (typeof ENTRY_SOURCES)[number];
+/** The sources `…/clear?source=` accepts. */
+export const CLEARABLE_SOURCES = ['manual', 'attack', 'feed', 'import'] as const;
+export const GEO_MODES = ['off', 'allow', 'deny'] as const;
+export type GeoMode = (typeof GEO_MODES)[number];
+
+/** `GET blacklist?source=feed:<name>`: entries per page by default, and at most. */
+export const FEED_PAGE_DEFAULT = 100;
+export const FEED_PAGE_MAX = 1000;
+/** Feed names as the agent's config accepts them (`autofetch.feeds = name=url, …`). */
+export const FEED_NAME = /^[A-Za-z0-9_-]{1,40}$/;
+/**
+ * What can hold an address in `GET blacklist?ip=` (docs/protection.md, "Why is this address
+ * blocked?"): the lists, the guard's own allowances, a feed and the geo rule.
+ */
+export const HOLDER_KINDS = [
+  'loopback',
+  'whitelist',
+  'ssh_session',
+  'console',
+  'blacklist',
+  'never-add',
+  'never-remove',
+  'feed',
+  'geo',
+] as const;
+export type HolderKind = (typeof HOLDER_KINDS)[number];
+export const BACKENDS = ['nftables', 'monitor'] as const;

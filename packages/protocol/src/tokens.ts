@@ -11,6 +11,7 @@ export const TOKEN_PREFIXES = {
   daemon: 'dmn_',
   benchmark: 'bmt_',
   agentKey: 'agk_',
+  enrolment: 'enr_',
 } as const;
 
 export type TokenKind = keyof typeof TOKEN_PREFIXES;

@@ -1,6 +1,14 @@
 import { FINGERPRINT_EXPECTED, normalizeFingerprint } from '@palisade/protocol/agent-address';
 import type { AgentHealth, AgentMetrics } from '@palisade/protocol/agent-api';
 import { CONTROL_PATHS, type ControlPath, isControlPath } from '@palisade/protocol/control';
+import type {
+  ControlInput,
+  ControlMethod,
+  ControlOperations,
+  ControlOutput,
+  FeedPageAnswer,
+  LookupAnswer,
+} from '@palisade/protocol/control-schemas';
 import { PalisadeNetworkError } from './errors.js';
 import { pinnedFetch } from './pinned-fetch.js';
 import { Transport, type TransportOptions, unwrap } from './transport.js';
@@ -75,13 +83,43 @@ export class AgentClient {
     return this.call<AgentMetrics>('GET', '/metrics');
   }
 
-  control<T = unknown>(
-    method: 'GET' | 'POST' | 'DELETE',
-    path: ControlPath,
-    body?: unknown,
+  /**
+   * One control call; the body and the answer are typed by the path and method
+   * (packages/protocol/src/control-schemas.ts): `control('POST', 'whitelist', {ip: '203.0.113.7'})`.
+   */
+  control<P extends ControlPath, M extends ControlMethod & keyof ControlOperations[P]>(
+    method: M,
+    path: P,
+    body?: ControlInput<P, M>,
     query?: Record<string, string>,
-  ) {
+  ): Promise<ControlOutput<P, M>> {
     if (!isControlPath(path)) throw new TypeError(`unknown control path ${path}`);
-    return this.call<T>(method, `/${path}`, body, query);
+    // A GET reads no body: its input (`GET blacklist`'s ip, source, cursor, limit) is the query.
+    if (method === 'GET' && body !== undefined && body !== null && typeof body === 'object')
+      return this.call<ControlOutput<P, M>>(method, `/${path}`, undefined, {
+        ...(Object.fromEntries(Object.entries(body).map(([k, v]) => [k, String(v)])) as Record<string, string>),
+        ...query,
+      });
+    return this.call<ControlOutput<P, M>>(method, `/${path}`, body, query);
+  }
+
+  /** "Why is this address blocked?": every source holding `ip` and what the firewall does (docs/protection.md). */
+  lookUp(ip: string): Promise<LookupAnswer> {
+    return this.call<LookupAnswer>('GET', '/blacklist', undefined, { ip });
+  }
+
+  /** One page of a feed's entries in address order; pass the previous page's `next_cursor` as `cursor`. */
+  feedPage(feed: string, page: { cursor?: string; limit?: number } = {}): Promise<FeedPageAnswer> {
+    return this.call<FeedPageAnswer>('GET', '/blacklist', undefined, {
+      source: `feed:${feed}`,
+      ...(page.cursor !== undefined ? { cursor: page.cursor } : {}),
+      ...(page.limit !== undefined ? { limit: String(page.limit) } : {}),
+    });
+  }
+
+  /** A control call whose body is not known when compiling (the CLI's `--data`); the agent checks it. */
+  controlRaw(method: ControlMethod, path: ControlPath, body?: unknown, query?: Record<string, string>) {
+    if (!isControlPath(path)) throw new TypeError(`unknown control path ${path}`);
+    return this.call<unknown>(method, `/${path}`, body, query);
   }
 }

@@ -293,7 +293,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
             throw new UsageError('--data: expected JSON');
           }
         }
-        const answer = await agent().control(method, arg, body, o.ip ? { ip: o.ip } : undefined);
+        const answer = await agent().controlRaw(method, arg, body, o.ip ? { ip: o.ip } : undefined);
         print(answer, () => JSON.stringify(answer, null, 2));
         return EXIT.ok;
       }

@@ -42,7 +42,8 @@ export class SignedClient {
       headers: () => ({
         accept: 'application/json',
         ...(bytes !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...this.sign(method, path, bytes ?? ''),
+        // The signature covers the path without its query, as the console checks it (docs/signing.md).
+        ...this.sign(method, path.split('?')[0]!, bytes ?? ''),
       }),
     });
     return unwrap<T>(answer, ({ reason }) => {
@@ -92,8 +93,20 @@ export class SignedClient {
     return this.request<Record<string, unknown>>('GET', '/api/billing/summary');
   }
 
+  /** Every ticket of the account, latest activity first: the list's pages one after another (docs/api.md). */
   async tickets() {
-    return (await this.request<{ tickets: Ticket[] }>('GET', '/api/tickets')).tickets;
+    const all: Ticket[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page: { tickets: Ticket[]; next_cursor?: string | null } = await this.request(
+        'GET',
+        `/api/tickets${query}`,
+      );
+      all.push(...page.tickets);
+      cursor = page.next_cursor ?? null;
+    } while (cursor);
+    return all;
   }
 
   async ticket(id: number) {

@@ -8,6 +8,7 @@ import {
   controlUrl,
   isControlPath,
   itemsOf,
+  readAnswer,
 } from '../src/features/protection/api/get-control';
 import { ApiError, errorFromAnswer } from '../src/lib/api';
 
@@ -20,15 +21,28 @@ describe('features/protection/api/get-control', () => {
     assert.deepEqual(controlKey(3, 'blacklist'), ['server', 3, 'control', 'blacklist']);
   });
 
-  test('a list answer is read from its known field, not from the first array found', () => {
-    const entries = [{ ip: '203.0.113.7' }];
-    assert.deepEqual(itemsOf('blacklist', { entries, other: [{ ip: 'x' }] }), entries);
-    assert.deepEqual(itemsOf('attacks', { attacks: [], active: 0, total: 0 }), []);
-    assert.deepEqual(itemsOf('block-pattern', { patterns: [{ name: 'ssh' }] }), [{ name: 'ssh' }]);
-    assert.deepEqual(itemsOf('schedule', { schedule: [{ task: 'feeds' }] }), [{ task: 'feeds' }]);
-    // listOf() accepted a bare array or any `items`/`data` array; a wrong shape is now an error.
-    assert.throws(() => itemsOf('schedule', { tasks: [{ task: 'feeds' }] }), /no schedule list/);
-    assert.throws(() => itemsOf('whitelist', [{ ip: '203.0.113.7' }]), /no entries list/);
+  test("an agent's answer is read with the path's schema from the protocol, and its items from the known field", () => {
+    const entries = [{ ip: '203.0.113.7', source: 'manual', added_at: 1 }];
+    const read = readAnswer('blacklist', { entries, other: [{ ip: 'x' }] });
+    assert.deepEqual(itemsOf('blacklist', read), entries);
+    assert.deepEqual(itemsOf('attacks', readAnswer('attacks', { attacks: [], active: 0, total: 0 })), []);
+    const task = {
+      task: 'autofetch',
+      what: 'fetch',
+      cron: null,
+      next_run_at: null,
+      last_run_at: null,
+      last_error: null,
+    };
+    assert.deepEqual(itemsOf('schedule', readAnswer('schedule', { schedule: [task] })), [task]);
+    // A wrong shape is an error naming the problem, never an empty list or a half-drawn panel.
+    assert.throws(() => readAnswer('schedule', { tasks: [task] }), /answer to schedule .*schedule: /);
+    assert.throws(() => readAnswer('whitelist', [{ ip: '203.0.113.7' }]), /answer to whitelist/);
+    assert.throws(() => readAnswer('blacklist', { entries: [{ ip: '203.0.113.7' }] }), /entries\[0\]\.source/);
+    assert.throws(
+      () => readAnswer('attacks/blacklist/status', { state: 'paused', attack_id: null }),
+      /answer to attacks\/blacklist\/status/,
+    );
   });
 
   test('what a failed call means: by status (and code), never by the words', () => {

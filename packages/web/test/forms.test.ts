@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { checkRule, type RuleForm, ruleForm } from '../src/features/alerts/api/create-rule';
 import { checkRegister } from '../src/features/auth/api/register';
 import { checkSignIn } from '../src/features/auth/api/sign-in';
 import { checkBlockPattern, toBlockPattern } from '../src/features/protection/api/add-block-pattern';
@@ -89,6 +90,85 @@ describe('form schemas (zod): the messages users see under each field', () => {
     assert.deepEqual(parseImport('203.0.113.7 # office\nbad, 198.51.100.0/24'), {
       entries: ['203.0.113.7', '198.51.100.0/24'],
       invalid: ['bad'],
+    });
+  });
+
+  test('alert rules: each kind sends only its own fields; errors name the field; a saved rule fills the form back', () => {
+    const form: RuleForm = {
+      name: ' Slow agent ',
+      kind: 'unreachable',
+      metric: 'disk',
+      threshold: '90',
+      minutes: '10',
+      repeat_minutes: '30',
+      server_ids: [],
+      tags: [],
+      channel_ids: [4],
+      enabled: true,
+    };
+    assert.deepEqual(checkRule(form), {
+      ok: true,
+      body: {
+        name: 'Slow agent',
+        kind: 'unreachable',
+        minutes: 10,
+        repeat_minutes: 30,
+        server_ids: null,
+        tags: null,
+        channel_ids: [4],
+        enabled: true,
+      },
+    });
+    assert.deepEqual(checkRule({ ...form, kind: 'benchmark_unverified', enabled: false }), {
+      ok: true,
+      body: {
+        name: 'Slow agent',
+        kind: 'benchmark_unverified',
+        repeat_minutes: 0,
+        server_ids: null,
+        tags: null,
+        channel_ids: [4],
+        enabled: false,
+      },
+    });
+    assert.deepEqual(checkRule({ ...form, minutes: '2000' }), { ok: false, error: 'Minutes: at most 1440.' });
+    assert.deepEqual(checkRule({ ...form, kind: 'metric', threshold: '120' }), {
+      ok: false,
+      error: 'Threshold: enter 0 to 100.',
+    });
+    assert.deepEqual(checkRule({ ...form, channel_ids: [] }), {
+      ok: false,
+      error: 'Channels: choose at least one channel.',
+    });
+    const saved = {
+      id: 3,
+      name: 'Disk',
+      kind: 'metric' as const,
+      metric: 'disk' as const,
+      threshold: 85,
+      minutes: 5,
+      repeat_minutes: 60,
+      server_ids: [7],
+      tags: ['db'],
+      channel_ids: [4],
+      enabled: false,
+      created_at: 0,
+    };
+    const filled = ruleForm(saved);
+    assert.deepEqual(checkRule(filled), {
+      ok: true,
+      body: {
+        name: 'Disk',
+        kind: 'metric',
+        metric: 'disk',
+        threshold: 85,
+        minutes: 5,
+        repeat_minutes: 60,
+        server_ids: [7],
+        tags: ['db'],
+        channel_ids: [4],
+        enabled: false,
+      },
     });
   });
 });

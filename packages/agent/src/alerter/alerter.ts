@@ -1,32 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { AlertPayload, AlertType, AttackDetails } from '@palisade/protocol/webhooks';
 import type { AgentDeps } from '../deps.js';
 import { OutboundError, type PostJson } from '../lib/outbound.js';
 import { signatureHeader } from './signature.js';
 
-export interface AttackDetails {
-  id: string;
-  kind: string;
-  started_at: number;
-  ended_at: number | null;
-  peak_pps: number;
-  peak_bps: number;
-  sources: { ip: string; hits: number }[];
-  action: string;
-  [key: string]: unknown;
-}
+export type { AlertPayload, AttackDetails };
 
-/** What the protection engine hands the alerter. */
+/** What the protection engine hands the alerter; the webhook body is `AlertPayload` (packages/protocol/src/webhooks.ts). */
 export interface AlertEvent {
-  type: 'attack.started' | 'attack.ended' | 'test';
-  attack: AttackDetails | null;
-}
-
-/** The webhook body. */
-export interface AlertPayload {
-  id: string;
-  type: AlertEvent['type'];
-  ts: number;
-  host: { hostname: string; public_ip: string | null };
+  type: AlertType;
   attack: AttackDetails | null;
 }
 

@@ -38,16 +38,29 @@ class HttpError extends Error {
   }
 }
 
-function send(res: http.ServerResponse, status: number, body: string, type = 'application/json') {
-  res.writeHead(status, {
-    'content-type': type,
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-  });
-  res.end(body);
+/** One call of the API, from an HTTP request or from a frame of the outbound link (api/console-link.ts). */
+export interface ApiCall {
+  method: string;
+  /** The path and query (`/blacklist?ip=…`). */
+  url: string;
+  authorization: string | undefined;
+  /** The caller's address as the agent sees it: the whitelist is checked against it. */
+  remoteAddress: string | undefined;
+  /** The body as text, at most `max` bytes; a larger one rejects with the 413 HttpError. */
+  readBody(max: number): Promise<string>;
 }
 
-const json = (res: http.ServerResponse, status: number, value: unknown) => send(res, status, JSON.stringify(value));
+/** What the API answers to one call. */
+export interface ApiAnswer {
+  status: number;
+  type: string;
+  body: string;
+  /** End the connection after the answer (a body too large to read). */
+  close?: boolean;
+}
+
+const answer = (status: number, body: string, type = 'application/json'): ApiAnswer => ({ status, type, body });
+const json = (status: number, value: unknown) => answer(status, JSON.stringify(value));
 
 /** Reads a body of at most `max` bytes; a larger one is drained (up to MAX_DRAIN more) and answered 413. */
 function readBody(req: http.IncomingMessage, max = MAX_BODY): Promise<string> {
@@ -76,37 +89,45 @@ function readBody(req: http.IncomingMessage, max = MAX_BODY): Promise<string> {
   });
 }
 
+/** A body already in memory (a link frame's), held to the same limit as one read from a socket. */
+export function bufferedBody(body: Buffer | null): (max: number) => Promise<string> {
+  return async (max) => {
+    if (body && body.length > max) throw new HttpError(413, `body: larger than the ${max} byte limit`);
+    return body ? body.toString('utf8') : '';
+  };
+}
+
 /**
  * Checks the key first (401), then the whitelist (403), then routes. Order matters: without a
  * valid key a client learns nothing, not even whether its address is allowed.
  */
-export function authorize(req: http.IncomingMessage, routes: ApiRoutes): void {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+export function authorize(call: Pick<ApiCall, 'authorization' | 'remoteAddress'>, routes: ApiRoutes): void {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(call.authorization ?? '');
   if (!match) throw new HttpError(401, 'missing agent key: send Authorization: Bearer agk_…');
   if (!routes.keys.matches(match[1]!)) throw new HttpError(401, 'invalid agent key');
   const whitelist = routes.whitelist();
   if (whitelist.length === 0) return;
-  const client = parseClientAddress(req.socket.remoteAddress);
+  const client = parseClientAddress(call.remoteAddress);
   if (!client || !isInside(client, whitelist)) {
     throw new HttpError(403, `address ${client?.text ?? 'unknown'} is not in metrics.whitelist`);
   }
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: ApiRoutes) {
-  authorize(req, routes);
-  const path = (req.url ?? '/').split('?')[0]!;
-  const route = `${req.method} ${path.length > 1 ? path.replace(/\/+$/, '') : path}`;
-  switch (route) {
+async function route(call: ApiCall, routes: ApiRoutes): Promise<ApiAnswer> {
+  authorize(call, routes);
+  const path = call.url.split('?')[0]!;
+  const key = `${call.method} ${path.length > 1 ? path.replace(/\/+$/, '') : path}`;
+  switch (key) {
     case 'GET /health':
-      return json(res, 200, routes.health());
+      return json(200, routes.health());
     case 'GET /metrics':
-      return json(res, 200, routes.metrics());
+      return json(200, routes.metrics());
     case 'GET /metrics/prometheus':
-      return send(res, 200, routes.prometheus(), 'text/plain; version=0.0.4; charset=utf-8');
+      return answer(200, routes.prometheus(), 'text/plain; version=0.0.4; charset=utf-8');
     case 'POST /enroll': {
       let body: unknown;
       try {
-        body = JSON.parse(await readBody(req));
+        body = JSON.parse(await call.readBody(MAX_BODY));
       } catch (err) {
         if (err instanceof HttpError) throw err;
         throw new HttpError(400, 'body: expected a JSON object with console_url and token');
@@ -116,23 +137,41 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, route
       } catch (err) {
         throw new HttpError(400, (err as Error).message);
       }
-      return json(res, 200, { enrolled: true });
+      return json(200, { enrolled: true });
     }
   }
   if (routes.control) {
     const answer = await routes.control({
-      method: req.method ?? 'GET',
+      method: call.method,
       path: path.replace(/^\/+|\/+$/g, ''),
-      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
-      body: async () => parseControlBody(await readBody(req, MAX_CONTROL_BODY)),
-      client: parseClientAddress(req.socket.remoteAddress)?.text,
+      query: new URLSearchParams(call.url.split('?')[1] ?? ''),
+      body: async () => parseControlBody(await call.readBody(MAX_CONTROL_BODY)),
+      client: parseClientAddress(call.remoteAddress)?.text,
     });
-    if (answer) return json(res, answer.status, answer.body);
+    if (answer) return json(answer.status, answer.body);
   }
   if (['/health', '/metrics', '/metrics/prometheus', '/enroll'].includes(path)) {
-    throw new HttpError(405, `method ${req.method} not allowed on ${path}`);
+    throw new HttpError(405, `method ${call.method} not allowed on ${path}`);
   }
-  throw new HttpError(404, `no route ${req.method} ${path}`);
+  throw new HttpError(404, `no route ${call.method} ${path}`);
+}
+
+/**
+ * The API's one entry point, for the listener and the outbound link alike: the key, the whitelist
+ * and every route are checked here, and every failure is an answer (`{"error"}`), never a throw.
+ */
+export async function handleApiCall(
+  call: ApiCall,
+  routes: ApiRoutes,
+  onError: (err: Error) => void,
+): Promise<ApiAnswer> {
+  try {
+    return await route(call, routes);
+  } catch (err) {
+    if (err instanceof HttpError) return { ...json(err.status, { error: err.message }), close: err.close };
+    onError(err as Error);
+    return json(500, { error: 'internal error' });
+  }
 }
 
 /** The metrics API listener, plain HTTP or TLS. */
@@ -142,14 +181,22 @@ export function createApiServer(
   onError: (err: Error) => void,
 ): http.Server {
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handle(req, res, routes).catch((err: Error) => {
+    const call: ApiCall = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      authorization: req.headers.authorization,
+      remoteAddress: req.socket.remoteAddress,
+      readBody: (max) => readBody(req, max),
+    };
+    void handleApiCall(call, routes, onError).then((a) => {
       if (res.headersSent) return res.destroy();
-      if (err instanceof HttpError) {
-        if (err.close) res.setHeader('connection', 'close');
-        return json(res, err.status, { error: err.message });
-      }
-      onError(err);
-      json(res, 500, { error: 'internal error' });
+      res.writeHead(a.status, {
+        'content-type': a.type,
+        'content-length': Buffer.byteLength(a.body),
+        'cache-control': 'no-store',
+        ...(a.close ? { connection: 'close' } : {}),
+      });
+      res.end(a.body);
     });
   };
   const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, listener) : http.createServer(listener);

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { CpuRoundsRequest, CpuRoundsResult } from './cpu-work.js';
-import { mbPerS } from './cpu-work.js';
+import { benchBlock, mbPerS } from './cpu-work.js';
+import { type CpuWorkerData, cpuWorkerSource } from './cpu-worker.js';
 import { spreadPercent } from './steal.js';
 import { type BenchLog, type CpuMeasurement, fmt } from './types.js';
 
@@ -41,10 +42,13 @@ function nextMessage<T>(worker: Worker): Promise<T> {
  */
 export const workerCpuRunner: CpuRunner = async (req, threads, signal) => {
   signal.throwIfAborted();
+  const workerData: CpuWorkerData = { block: benchBlock(1 << 20) };
   const workers = Array.from(
     { length: threads },
     () =>
-      new Worker(new URL('./cpu-worker.js', import.meta.url), {
+      new Worker(cpuWorkerSource, {
+        eval: true,
+        workerData,
         resourceLimits: { maxOldGenerationSizeMb: 32 },
         stdout: false,
         stderr: false,

@@ -59,6 +59,10 @@ export function checkinBody(p: SnapshotParts): CheckinRequest {
       net_errors_ps: s.network ? Math.round(errorsTotal * 10) / 10 : null,
       swap_used_mb: s.memory?.swap_used_mb ?? null,
       uptime_s: s.uptime_s,
+      // The fleet page counts servers under attack from this (docs/fleet.md, "Server states"), and
+      // attack alert rules read both counts (docs/alerts.md), so no alerter URL needs setting on the server.
+      attacks_active: p.attacks.active,
+      attacks_total: p.attacks.total,
       ...(errorText ? { collector_errors: errorText.slice(0, 256) } : {}),
     },
     protection: p.protection,

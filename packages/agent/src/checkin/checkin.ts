@@ -19,14 +19,35 @@ export interface CheckinStatus {
   consecutive_failures: number;
   backoff_s: number | null;
   next_attempt_at: number | null;
+  /** Samples taken while check-ins failed, waiting to be sent. */
+  buffered_samples: number;
 }
 
-/** Seconds until the next try after `failures` failures in a row: doubling from the interval, capped. */
-export const BACKOFF_CAP_S = 300;
+/**
+ * Seconds until the next try after `failures` failures in a row: 5 s, doubling, never longer than
+ * the interval, so an agent is back at most one interval after the console (docs/agent.md).
+ */
+export const FIRST_RETRY_S = 5;
 export function nextDelayS(intervalS: number, failures: number): number {
   if (failures <= 0) return intervalS;
-  return Math.min(intervalS * 2 ** failures, Math.max(intervalS, BACKOFF_CAP_S));
+  return Math.min(intervalS, FIRST_RETRY_S * 2 ** (failures - 1));
 }
+
+/** A back-off wait is drawn between half and all of the delay, so a fleet does not come back in one instant. */
+export function jittered(delayMs: number, random: () => number = Math.random): number {
+  return Math.round(delayMs * (0.5 + random() * 0.5));
+}
+
+/**
+ * Samples kept while the console is unreachable: 720 (6 hours at the 30 s interval), oldest
+ * dropped; sent 120 per check-in (MAX_PAST_SAMPLES in packages/protocol/src/checkin.ts).
+ */
+export const BUFFER_MAX = 720;
+export const PAST_PER_CHECKIN = 120;
+/** After a check-in that left samples in the buffer, the next one follows after this many ms. */
+const DRAIN_MS = 1000;
+
+type BufferedSample = { ts: number } & Record<string, unknown>;
 
 export interface Checkin {
   start(enrolment: Enrolment): void;
@@ -39,14 +60,15 @@ export interface Checkin {
 
 /**
  * Checks in with the console on a timer that never blocks the API. While the console is down or
- * answers 5xx, waits grow exponentially; a 401 means the enrolment was revoked, and check-ins stop
+ * answers 5xx, waits grow from 5 s up to the interval, with jitter, and each unsent sample is kept
+ * to be sent with the next check-ins; a 401 means the enrolment was revoked, and check-ins stop
  * until the agent is enrolled again.
  */
 export function createCheckin(opts: {
   clock: () => number;
   settings: CheckinSettings;
   post: PostJson;
-  body: () => unknown;
+  body: () => { sample?: BufferedSample } & Record<string, unknown>;
   version: string;
   jobs: JobRunner;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -66,6 +88,7 @@ export function createCheckin(opts: {
   let cancel: (() => void) | null = null;
   let inFlight = false;
   let generation = 0;
+  const buffer: BufferedSample[] = [];
   const status: CheckinStatus = {
     enrolled: false,
     console_url: null,
@@ -77,19 +100,32 @@ export function createCheckin(opts: {
     consecutive_failures: 0,
     backoff_s: null,
     next_attempt_at: null,
+    buffered_samples: 0,
   };
 
   const interval = () => consoleIntervalS ?? settings.intervalS;
 
   function plan(delayS: number) {
+    planMs(status.consecutive_failures > 0 ? jittered(delayS * 1000) : delayS * 1000);
+  }
+
+  function planMs(ms: number) {
     cancel?.();
-    const jitter = status.consecutive_failures > 0 ? 1 + Math.random() * 0.1 : 1;
-    const ms = Math.round(delayS * 1000 * jitter);
     status.next_attempt_at = clock() + ms;
     cancel = schedule(() => {
       cancel = null;
       void attempt();
     }, ms);
+  }
+
+  /** Keeps the sample of a check-in that did not arrive, once per sample time, the newest BUFFER_MAX. */
+  function keep(sample: BufferedSample | undefined) {
+    if (!sample || typeof sample.ts !== 'number') return;
+    const last = buffer.at(-1);
+    if (last && sample.ts <= last.ts) return;
+    buffer.push(sample);
+    if (buffer.length > BUFFER_MAX) buffer.splice(0, buffer.length - BUFFER_MAX);
+    status.buffered_samples = buffer.length;
   }
 
   function failed(message: string) {
@@ -110,12 +146,14 @@ export function createCheckin(opts: {
     const mine = generation;
     const target = enrolment;
     status.last_attempt_at = clock();
+    const body = opts.body();
+    const past = buffer.slice(0, PAST_PER_CHECKIN);
     try {
       let answer: { status: number; body: string };
       try {
         answer = await post(
           `${target.console_url}/api/agent/checkin`,
-          JSON.stringify(opts.body()),
+          JSON.stringify(past.length > 0 ? { ...body, past_samples: past } : body),
           { authorization: `Bearer ${target.token}` },
           settings.timeoutMs,
         );
@@ -125,6 +163,7 @@ export function createCheckin(opts: {
           err instanceof OutboundError && err.kind === 'timeout'
             ? 'the console did not answer'
             : 'could not reach the console';
+        keep(body.sample);
         failed(`${why}: ${(err as Error).message}`);
         return;
       }
@@ -138,10 +177,22 @@ export function createCheckin(opts: {
         log('error', `check-in: ${status.last_error}. Check-ins stopped; enrol again with palisade-agent enroll`);
         return;
       }
+      if (answer.status === 400 && past.length > 0) {
+        // A console that refuses the buffered samples (an older one, or a bad one among them) must
+        // not keep the server offline: drop what was sent and check in again at once.
+        buffer.splice(0, past.length);
+        status.buffered_samples = buffer.length;
+        log('warn', `check-in: the console refused ${past.length} buffered samples${errorText(answer.body)}; dropped`);
+        planMs(0);
+        return;
+      }
       if (answer.status < 200 || answer.status > 299) {
+        keep(body.sample);
         failed(`the console answered HTTP ${answer.status}${errorText(answer.body)}`);
         return;
       }
+      buffer.splice(0, past.length);
+      status.buffered_samples = buffer.length;
       const data = parseAnswer(answer.body);
       if (data.intervalS !== null) consoleIntervalS = data.intervalS;
       for (const job of data.jobs) opts.jobs.accept(job);
@@ -152,7 +203,8 @@ export function createCheckin(opts: {
       status.last_success_at = clock();
       status.state = 'ok';
       status.interval_s = interval();
-      plan(interval());
+      if (buffer.length > 0) planMs(DRAIN_MS);
+      else plan(interval());
     } finally {
       inFlight = false;
     }
@@ -172,7 +224,9 @@ export function createCheckin(opts: {
         last_error: null,
         consecutive_failures: 0,
         backoff_s: null,
+        buffered_samples: 0,
       });
+      buffer.length = 0; // a new enrolment may be another server of another console
       inFlight = false;
       plan(0);
     },

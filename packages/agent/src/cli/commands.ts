@@ -155,6 +155,12 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
         `check-in:     ${c.state}${c.last_success_at ? `, last success ${new Date(c.last_success_at).toISOString()}` : ''}${c.last_error ? `, last error: ${c.last_error}` : ''}`,
       );
     }
+    const l = running.link;
+    if (l && l.mode === 'outbound') {
+      p(
+        `console link: ${l.state}${l.connected_at ? ` since ${new Date(l.connected_at).toISOString()}` : ''}${l.last_error ? `, last error: ${l.last_error}` : ''} (console.connect = outbound)`,
+      );
+    }
     p(`alerter:      ${describeAlerter(running.alerter)}`);
     if (running.reloads.count > 0) {
       p(`last reload:  ${running.reloads.last_ok ? 'applied' : `refused: ${running.reloads.last_error}`}`);

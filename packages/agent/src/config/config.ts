@@ -29,6 +29,11 @@ export interface AgentConfig {
     backoffMs: number;
   };
   checkin: { intervalS: number; timeoutMs: number };
+  /**
+   * How the console reaches this agent: `direct` (it calls the agent's address) or `outbound` (the
+   * agent keeps a link open to its console and the console's calls come down it; docs/agent.md).
+   */
+  console: { connect: 'direct' | 'outbound' };
   /** Benchmark runs: `dir` null means the state directory. */
   bench: { dir: string | null; maxDiskMb: number; maxSeconds: number };
   protection: ProtectionSettings;
@@ -157,6 +162,10 @@ const SETTERS: Record<string, Setter> = {
   'checkin.timeout_ms': (c, raw) => {
     c.checkin.timeoutMs = integer(100, 120_000)(raw);
   },
+  'console.connect': (c, raw) => {
+    if (raw !== 'direct' && raw !== 'outbound') throw new Error('expected direct or outbound');
+    c.console.connect = raw;
+  },
   'bench.dir': (c, raw) => {
     if (raw !== '' && !raw.startsWith('/'))
       throw new Error('expected an absolute directory path, or empty for the state directory');
@@ -193,6 +202,7 @@ export function defaultConfig(): AgentConfig {
     host: { publicIp: null },
     alerter: { url: null, secret: null, queueMax: 1000, timeoutMs: 5000, retries: 3, backoffMs: 1000 },
     checkin: { intervalS: 30, timeoutMs: 10_000 },
+    console: { connect: 'direct' },
     bench: { dir: null, maxDiskMb: 256, maxSeconds: 90 },
     protection: defaultProtectionSettings(),
   };

@@ -83,6 +83,13 @@ export function refuseEverything(net: Network): string | null {
 }
 
 /** The last address of a network, as an integer. */
+const LOOPBACK = [readNetwork('127.0.0.0/8')!, readNetwork('::1')!];
+
+/** True for an address or range inside 127.0.0.0/8 or ::1: this host talking to itself. */
+export function isLoopback(net: Network): boolean {
+  return LOOPBACK.some((l) => contains(l, net));
+}
+
 export function networkEnd(n: Network): bigint {
   return n.start | ((1n << BigInt(bits(n.family) - n.prefix)) - 1n);
 }

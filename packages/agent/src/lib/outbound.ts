@@ -36,20 +36,17 @@ export const postJson: PostJson = (url, body, headers, timeoutMs) =>
       reject(new OutboundError('unreachable', `bad URL ${url}`));
       return;
     }
+    // The signal ends the whole exchange, answer included; a promise settles once, so whichever of
+    // the answer, the error and the deadline comes first decides.
+    const signal = AbortSignal.timeout(timeoutMs);
+    const timedOut = () => new OutboundError('timeout', `no answer within ${timeoutMs} ms`);
     const client = target.protocol === 'https:' ? https : http;
-    let settled = false;
-    const finish = (err: OutboundError | null, answer?: OutboundAnswer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve(answer!);
-    };
     const req = client.request(
       target,
       {
         method: 'POST',
         agent: false,
+        signal,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
@@ -64,19 +61,15 @@ export const postJson: PostJson = (url, body, headers, timeoutMs) =>
           size += c.length;
           if (size <= MAX_ANSWER) chunks.push(c);
         });
-        res.on('end', () =>
-          finish(null, { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', () =>
+          signal.aborted ? reject(timedOut()) : resolve({ status: res.statusCode ?? 0, body: '' }),
         );
-        res.on('error', () => finish(null, { status: res.statusCode ?? 0, body: '' }));
       },
     );
-    const timer = setTimeout(() => {
-      finish(new OutboundError('timeout', `no answer within ${timeoutMs} ms`));
-      req.destroy();
-    }, timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      finish(new OutboundError('unreachable', describeNetworkError(err)));
-    });
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      reject(signal.aborted ? timedOut() : new OutboundError('unreachable', describeNetworkError(err))),
+    );
     req.end(body);
   });
 

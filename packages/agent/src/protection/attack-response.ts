@@ -1,24 +1,15 @@
+import type { BlacklistJob } from '@palisade/protocol/control-schemas/standalone';
 import type { AlertEvent } from '../alerter/alerter.js';
 import { InputError, type Network, parseAddress, sharedPrefix } from '../lib/net.js';
 import { type Attack, AttackLog } from './attacks.js';
 import type { FeatureContext } from './context.js';
-import { Conflict, objectBody } from './errors.js';
+import { Conflict } from './errors.js';
 import type { Guard } from './guard.js';
 import type { ListBook } from './list-book.js';
 import type { AttackCounts } from './provider.js';
 import type { StateFile } from './store.js';
 
-export interface BlacklistJob {
-  state: 'idle' | 'running' | 'done' | 'failed';
-  attack_id: string | null;
-  total: number;
-  done: number;
-  added: number;
-  skipped: number;
-  started_at: number | null;
-  finished_at: number | null;
-  error: string | null;
-}
+export type { BlacklistJob };
 
 type Rates = { pps: number; bps: number };
 type Offences = Record<string, { count: number; last_at: number }>;
@@ -187,10 +178,7 @@ export class AttackResponse {
   }
 
   /** Starts blacklisting an attack's sources in the background; progress in `jobStatus`. */
-  blacklist(body: unknown) {
-    const id = objectBody(body).attack_id;
-    if (typeof id !== 'string' && typeof id !== 'number')
-      throw new InputError('attack_id: expected the id of an attack');
+  blacklist(id: string | number) {
     const attack = this.log.find(String(id));
     if (!attack) throw new InputError(`attack_id: unknown attack "${String(id).slice(0, 60)}"`);
     if (this.job.state === 'running') throw new Conflict(`blacklisting attack ${this.job.attack_id} is still running`);

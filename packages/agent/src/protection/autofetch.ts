@@ -1,7 +1,7 @@
+import type { AutofetchToggleBody } from '@palisade/protocol/control-schemas/standalone';
 import type { FeedDefinition } from '../config/protection-settings.js';
-import { InputError, type Network } from '../lib/net.js';
+import { bigIntToAddress, contains, InputError, type Network, readNetwork } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
-import { objectBody } from './errors.js';
 import { fetchText, parseFeed } from './feeds.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import type { ListBook } from './list-book.js';
@@ -17,6 +17,8 @@ interface FeedState {
   last_ok_at: number | null;
   last_error: string | null;
   elements: Element[];
+  /** `elements` in address order, made on the first page asked for. */
+  sorted?: Network[];
 }
 
 interface AutofetchFile {
@@ -99,6 +101,63 @@ export class Autofetch {
     return disjoint(out);
   }
 
+  /** The feed named `name`; an InputError naming `param` when there is none. */
+  private feed(name: string, param: string): FeedState {
+    const f = this.feeds.get(name);
+    if (!f)
+      throw new InputError(
+        `${param}: unknown feed "${name.slice(0, 40)}" (known: ${[...this.feeds.keys()].join(', ') || 'none'})`,
+      );
+    return f;
+  }
+
+  /**
+   * Each feed line holding `net`, and whether it is in the `feed` set: autofetch and the feed on,
+   * and no never-add or whitelist entry covering the whole line (one covering only part of a
+   * range does not take the range out; docs/protection.md, "Why is this address blocked?").
+   */
+  holding(net: Network) {
+    const out: { feed: string; range: Network; enabled: boolean; blocking: boolean; kept_out_by: string | null }[] = [];
+    for (const f of this.feeds.values())
+      for (const e of f.elements) {
+        const inside = elementNetwork(e);
+        if (!inside || !contains(inside, net)) continue;
+        const range = named(inside);
+        const keptOut = this.book.lists['never-add'].covering(range) ?? this.book.whitelist.covering(range);
+        out.push({
+          feed: f.name,
+          range,
+          enabled: f.enabled,
+          blocking: this.state.enabled && f.enabled && !keptOut,
+          kept_out_by: keptOut?.text ?? null,
+        });
+      }
+    return out;
+  }
+
+  /** One page of a feed's entries in address order; `cursor` is the last entry of the previous page. */
+  page(name: string, cursor: string | undefined, limit: number) {
+    const f = this.feed(name, 'source');
+    f.sorted ??= f.elements
+      .map((e) => named(elementNetwork(e)!))
+      .sort((a, b) => (after(b, a) ? -1 : after(a, b) ? 1 : 0));
+    let from = 0;
+    if (cursor !== undefined) {
+      const last = readNetwork(cursor);
+      if (!last) throw new InputError('cursor: expected the next_cursor of the previous page');
+      from = f.sorted.findIndex((n) => after(n, last));
+      if (from < 0) from = f.sorted.length;
+    }
+    const entries = f.sorted.slice(from, from + limit).map((n) => n.text);
+    return {
+      feed: f.name,
+      enabled: this.state.enabled && f.enabled,
+      total: f.sorted.length,
+      entries,
+      next_cursor: from + limit < f.sorted.length ? entries.at(-1)! : null,
+    };
+  }
+
   view() {
     return {
       enabled: this.state.enabled,
@@ -120,19 +179,16 @@ export class Autofetch {
     };
   }
 
-  toggle(body: unknown) {
-    const o = objectBody(body);
-    if (o.enabled !== undefined && typeof o.enabled !== 'boolean')
-      throw new InputError('enabled: expected true or false');
-    if (o.feed !== undefined) {
-      const f = this.feeds.get(String(o.feed));
+  toggle(body: AutofetchToggleBody) {
+    if (body.feed !== undefined) {
+      const f = this.feeds.get(body.feed);
       if (!f)
         throw new InputError(
-          `feed: unknown feed "${String(o.feed).slice(0, 40)}" (known: ${[...this.feeds.keys()].join(', ')})`,
+          `feed: unknown feed "${body.feed.slice(0, 40)}" (known: ${[...this.feeds.keys()].join(', ')})`,
         );
-      f.enabled = (o.enabled as boolean | undefined) ?? !f.enabled;
+      f.enabled = body.enabled ?? !f.enabled;
       this.state.disabled = [...this.feeds.values()].filter((x) => !x.enabled).map((x) => x.name);
-    } else this.state.enabled = (o.enabled as boolean | undefined) ?? !this.state.enabled;
+    } else this.state.enabled = body.enabled ?? !this.state.enabled;
     this.file.write(this.state);
     this.ctx.markDirty('feed');
     return this.view();
@@ -151,6 +207,7 @@ export class Autofetch {
           if (parsed.networks.length === 0)
             throw new Error(`no IPs or CIDRs in the answer (${parsed.invalid} lines not understood)`);
           f.elements = parsed.networks.map((n) => elementOf(n));
+          f.sorted = undefined;
           f.entries = f.elements.length;
           f.invalid = parsed.invalid;
           f.last_ok_at = clock();
@@ -174,4 +231,17 @@ function elementNetwork(e: Element): Network | null {
   const hostBits = size.toString(2).length - 1;
   const prefix = (e.family === 4 ? 32 : 128) - hostBits;
   return { text: '', family: e.family, start: e.start, prefix };
+}
+
+/** `n` with its canonical text (elementNetwork leaves it out: the feed set is built without it). */
+function named(n: Network): Network {
+  const host = bigIntToAddress(n.start, n.family);
+  return { ...n, text: n.prefix === (n.family === 4 ? 32 : 128) ? host : `${host}/${n.prefix}` };
+}
+
+/** True when `a` comes after `b` in address order: v4 before v6, then by first address, then wider first. */
+function after(a: Network, b: Network): boolean {
+  if (a.family !== b.family) return a.family > b.family;
+  if (a.start !== b.start) return a.start > b.start;
+  return a.prefix > b.prefix;
 }

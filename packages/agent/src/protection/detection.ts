@@ -1,4 +1,5 @@
-import { parseAddress } from '../lib/net.js';
+import type { Baseline as BaselineData } from '@palisade/protocol/control-schemas/standalone';
+import { isLoopback, parseAddress } from '../lib/net.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
 import type { Guard } from './guard.js';
@@ -90,9 +91,10 @@ export class Detection {
     };
     for (const [ip, c] of table.sources) {
       // A banned source's dead connections linger in the table until they time out; they are handled.
+      // Loopback is the host's own programs (a local database pool), never a flood.
       if (c.established >= settings.connLimit || c.synRecv >= settings.synLimit) {
         const net = parseAddress(ip);
-        if (net && this.book.isBanned(net)) continue;
+        if (net && (this.book.isBanned(net) || isLoopback(net))) continue;
       }
       if (c.established >= settings.connLimit) floods.conn_flood.push({ ip, hits: c.established });
       if (c.synRecv >= settings.synLimit) floods.syn_flood.push({ ip, hits: c.synRecv });
@@ -161,8 +163,8 @@ export class Detection {
     return this.baseline.export();
   }
 
-  baselineImport(body: unknown) {
-    const interfaces = this.baseline.import(body);
+  baselineImport(body: BaselineData) {
+    const interfaces = this.baseline.replace(body);
     this.saveBaseline();
     return { imported: true, interfaces };
   }

@@ -1,4 +1,17 @@
 import { join } from 'node:path';
+import {
+  type AutofetchToggleBody,
+  type Baseline as BaselineData,
+  type BlacklistReadQuery,
+  type BlockPatternBody,
+  type Enforcement,
+  type EntrySource,
+  FEED_PAGE_DEFAULT,
+  type GeoModeBody,
+  type ListEntryInput,
+  type ListImportBody,
+  type ScheduleBody,
+} from '@palisade/protocol/control-schemas/standalone';
 import type { AlertEvent } from '../alerter/alerter.js';
 import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
@@ -20,6 +33,7 @@ import { GeoFilter } from './geo-filter.js';
 import { Guard } from './guard.js';
 import { ListBook, type ListName } from './list-book.js';
 import { boundRegexBacktracking } from './log-patterns.js';
+import { lookUp, parseLookupAddress } from './lookup.js';
 import { PatternWatch } from './pattern-watch.js';
 import type { AttackCounts, ProtectionProvider, ProtectionState } from './provider.js';
 import { Schedule, type TaskName } from './schedule.js';
@@ -257,19 +271,47 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.book.listEntries(name);
   }
 
-  addEntry(name: ListName, body: unknown) {
+  /** The firewall backend running now and why (monitor-only blocks nothing). */
+  enforcement(): Enforcement {
+    return { backend: this.enforcer.firewall.kind, reason: this.backendReason };
+  }
+
+  /**
+   * `GET blacklist`: the entries; with `ip` every source holding that address (docs/protection.md,
+   * "Why is this address blocked?"); with `source=feed:<name>` one page of that feed.
+   */
+  readBlacklist(query: BlacklistReadQuery) {
+    if (query.ip !== undefined)
+      return lookUp(parseLookupAddress(query.ip), {
+        book: this.book,
+        guard: this.guard,
+        feeds: this.feeds,
+        geo: this.geo,
+        enforcement: this.enforcement(),
+        now: this.deps.clock(),
+      });
+    if (query.source !== undefined)
+      return this.feeds.page(
+        query.source.slice('feed:'.length),
+        query.cursor,
+        query.limit === undefined ? FEED_PAGE_DEFAULT : Number(query.limit),
+      );
+    return this.book.listEntries('blacklist');
+  }
+
+  addEntry(name: ListName, body: ListEntryInput) {
     return this.book.addEntry(name, body);
   }
 
-  importEntries(name: ListName, body: unknown) {
+  importEntries(name: ListName, body: ListImportBody) {
     return this.book.importEntries(name, body);
   }
 
-  removeEntry(name: ListName, ip: unknown) {
+  removeEntry(name: ListName, ip: string) {
     return this.book.removeEntry(name, ip);
   }
 
-  clearList(name: ListName, source?: unknown) {
+  clearList(name: ListName, source?: EntrySource) {
     return this.book.clearList(name, source);
   }
 
@@ -277,19 +319,19 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.geo.view();
   }
 
-  setGeo(body: unknown) {
+  setGeo(body: GeoModeBody) {
     return this.geo.set(body);
   }
 
-  toggleCountry(body: unknown) {
-    return this.geo.toggle(body);
+  toggleCountry(country: string) {
+    return this.geo.toggle(country);
   }
 
   baselineExport() {
     return this.detection.baselineExport();
   }
 
-  baselineImport(body: unknown) {
+  baselineImport(body: BaselineData) {
     return this.detection.baselineImport(body);
   }
 
@@ -301,7 +343,7 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.feeds.view();
   }
 
-  toggleAutofetch(body: unknown) {
+  toggleAutofetch(body: AutofetchToggleBody) {
     return this.feeds.toggle(body);
   }
 
@@ -314,7 +356,7 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.schedule.list();
   }
 
-  setSchedule(body: unknown) {
+  setSchedule(body: ScheduleBody) {
     return this.schedule.set(body);
   }
 
@@ -330,11 +372,11 @@ export class ProtectionEngine implements ProtectionProvider {
     return this.patterns.list();
   }
 
-  addPattern(body: unknown) {
+  addPattern(body: BlockPatternBody) {
     return this.patterns.add(body);
   }
 
-  removePattern(name: unknown) {
+  removePattern(name: string) {
     return this.patterns.remove(name);
   }
 
@@ -343,8 +385,8 @@ export class ProtectionEngine implements ProtectionProvider {
   }
 
   /** Starts blacklisting an attack's sources in the background; progress in `blacklistStatus`. */
-  blacklistAttack(body: unknown) {
-    return this.response.blacklist(body);
+  blacklistAttack(attackId: string | number) {
+    return this.response.blacklist(attackId);
   }
 
   blacklistStatus() {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { bigIntToAddress, type Network, parseNetwork } from '../lib/net.js';
 
 /** Where a block came from; each origin has its own nft sets and counters. */
@@ -156,26 +157,34 @@ export function tableScript(wanted: WantedState, now: number): string {
 
 export type RunNft = (args: string[], input?: string) => Promise<string>;
 
-export const runNft: RunNft = (args, input) =>
-  new Promise((resolve, reject) => {
-    const child = spawn('nft', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
+/** Runs `nft` (after `prefix`, e.g. `ip netns exec <ns>` in the benches); its output, or an error with its reason. */
+export const nftRunner =
+  (prefix: string[] = []): RunNft =>
+  (args, input) =>
+    new Promise((resolve, reject) => {
+      const [file, ...rest] = [...prefix, 'nft', ...args];
+      const child = spawn(file!, rest, { stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        err += d;
+      });
+      child.on('error', (e) => reject(e));
+      child.on('close', (code) => {
+        if (code === 0) resolve(out);
+        else
+          reject(
+            new Error(`nft ${args.join(' ')} failed (${code}): ${err.trim().split('\n').slice(0, 3).join(' | ')}`),
+          );
+      });
+      child.stdin.on('error', () => {});
+      child.stdin.end(input ?? '');
     });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('error', (e) => reject(e));
-    child.on('close', (code) => {
-      if (code === 0) resolve(out);
-      else
-        reject(new Error(`nft ${args.join(' ')} failed (${code}): ${err.trim().split('\n').slice(0, 3).join(' | ')}`));
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(input ?? '');
-  });
+
+export const runNft: RunNft = nftRunner();
 
 interface NftJsonElem {
   elem?: { val: unknown; expires?: number };
@@ -358,9 +367,23 @@ export function monitorFirewall(): Firewall {
   };
 }
 
-/** Whether nftables can be used here: root, and `nft` runs. */
+const CAP_NET_ADMIN = 12n;
+
+/**
+ * Whether this process may change the firewall: it holds CAP_NET_ADMIN (root does; the packaged
+ * unit gives it to its own user, docs/agent.md#install). Without /proc: whether it runs as root.
+ */
+function mayAdministerNetwork(): boolean {
+  try {
+    const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (capEff) return ((BigInt(`0x${capEff}`) >> CAP_NET_ADMIN) & 1n) === 1n;
+  } catch {}
+  return typeof process.getuid !== 'function' || process.getuid() === 0;
+}
+
+/** Whether nftables can be used here: CAP_NET_ADMIN, and `nft` runs. */
 export async function nftablesAvailable(run: RunNft = runNft): Promise<string | null> {
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not running as root';
+  if (!mayAdministerNetwork()) return 'neither root nor CAP_NET_ADMIN';
   try {
     await run(['list', 'tables']);
     return null;

@@ -1,8 +1,8 @@
-import { InputError } from '../lib/net.js';
+import type { GeoModeBody } from '@palisade/protocol/control-schemas/standalone';
+import { bigIntToAddress, InputError, type Network } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
-import { objectBody } from './errors.js';
 import { disjoint, type Element, type GeoMode } from './firewall.js';
-import { loadCountryRanges, parseCountry, RESERVED } from './geo.js';
+import { type CountryRange, loadCountryRanges, parseCountry, RESERVED } from './geo.js';
 import type { StateFile } from './store.js';
 
 interface GeoFile {
@@ -14,7 +14,7 @@ interface GeoFile {
 export class GeoFilter {
   private file: StateFile<GeoFile>;
   private geo: GeoFile;
-  private ranges: Element[] = [];
+  private ranges: CountryRange[] = [];
   private status: { loading: boolean; ranges: number; error: string | null } = {
     loading: false,
     ranges: 0,
@@ -36,20 +36,32 @@ export class GeoFilter {
     return disjoint(this.geo.mode === 'allow' ? [...this.ranges, ...RESERVED] : this.ranges);
   }
 
+  get countries(): readonly string[] {
+    return this.geo.countries;
+  }
+
+  /**
+   * What the geo rule does to one address: deny mode drops it when a chosen country's range holds
+   * it; allow mode drops it unless one does (or it is a private, loopback or link-local address).
+   */
+  holding(net: Network): { country: string | null; range: string | null; reserved: boolean } {
+    const inside = (e: Element) => e.family === net.family && e.start <= net.start && net.start <= e.end;
+    const hit = this.ranges.find(inside);
+    const range = (e: Element) => `${bigIntToAddress(e.start, e.family)}-${bigIntToAddress(e.end, e.family)}`;
+    return {
+      country: hit?.country ?? null,
+      range: hit ? range(hit) : null,
+      reserved: RESERVED.some(inside),
+    };
+  }
+
   view() {
     return { mode: this.geo.mode, countries: this.geo.countries, ...this.status };
   }
 
-  async set(body: unknown) {
-    const o = objectBody(body);
-    const mode = o.mode ?? this.geo.mode;
-    if (mode !== 'off' && mode !== 'allow' && mode !== 'deny')
-      throw new InputError('mode: expected off, allow or deny');
-    let countries = this.geo.countries;
-    if (o.countries !== undefined) {
-      if (!Array.isArray(o.countries)) throw new InputError('countries: expected a list of two-letter country codes');
-      countries = [...new Set(o.countries.map(parseCountry))].sort();
-    }
+  async set(body: GeoModeBody) {
+    const mode = body.mode ?? this.geo.mode;
+    const countries = body.countries ? [...new Set(body.countries.map(parseCountry))].sort() : this.geo.countries;
     if (mode === 'allow' && countries.length === 0)
       throw new InputError('countries: allow mode needs at least one country, or every other address would be dropped');
     this.geo = { mode, countries };
@@ -58,8 +70,8 @@ export class GeoFilter {
     return this.view();
   }
 
-  async toggle(body: unknown) {
-    const cc = parseCountry(objectBody(body).country);
+  async toggle(country: string) {
+    const cc = parseCountry(country);
     const countries = this.geo.countries.includes(cc)
       ? this.geo.countries.filter((c) => c !== cc)
       : [...this.geo.countries, cc].sort();

@@ -1,9 +1,13 @@
 // Country ranges from @ip-location-db/geo-whois-asn-country (CC0), read only while geo is on and
 // only for the chosen countries, so the agent stays small when geo is off.
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { getRawAsset, isSea } from 'node:sea';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { createGunzip } from 'node:zlib';
 import { InputError, parseAddress, parseNetwork } from '../lib/net.js';
 import { type Element, elementOf } from './firewall.js';
 
@@ -11,8 +15,8 @@ import { type Element, elementOf } from './firewall.js';
 let regionNames: Intl.DisplayNames | null = null;
 
 /** An ISO 3166 alpha-2 code, upper-cased; throws for anything else. */
-export function parseCountry(raw: unknown): string {
-  if (typeof raw !== 'string' || !/^[A-Za-z]{2}$/.test(raw.trim()))
+export function parseCountry(raw: string): string {
+  if (!/^[A-Za-z]{2}$/.test(raw.trim()))
     throw new InputError('country: expected a two-letter ISO 3166 country code, e.g. DE');
   const cc = raw.trim().toUpperCase();
   // Codes ISO keeps for private use or groups (ZZ, EU, XA…) are names to Intl but no country; XK (Kosovo) is one.
@@ -37,16 +41,37 @@ export const RESERVED = [
   'fe80::/10',
 ].map((c) => elementOf(parseNetwork(c)));
 
-export function geoDataDir(): string {
-  const require = createRequire(import.meta.url);
-  return dirname(require.resolve('@ip-location-db/geo-whois-asn-country/package.json'));
-}
+const GEO_FILES = ['geo-whois-asn-country-ipv4.csv', 'geo-whois-asn-country-ipv6.csv'];
 
-/** Streams the CSV files and keeps the ranges of `countries` (lines `start,end,CC`). */
-export async function loadCountryRanges(countries: Set<string>, dir = geoDataDir()): Promise<Element[]> {
-  const out: Element[] = [];
-  for (const file of ['geo-whois-asn-country-ipv4.csv', 'geo-whois-asn-country-ipv6.csv']) {
-    const lines = createInterface({ input: createReadStream(join(dir, file)), crlfDelay: Number.POSITIVE_INFINITY });
+/** Opens one of the country-range CSV files (lines `start,end,CC`). */
+export type GeoFileOpener = (file: string) => Readable;
+
+/**
+ * Where the CSV files are, by how the agent was installed (docs/agent.md#install): gzipped assets
+ * of the single executable, gzipped in `palisade-agent-geo/` beside the one-file bundle, or the
+ * npm package @ip-location-db/geo-whois-asn-country when run from dist/.
+ */
+export const openGeoFile: GeoFileOpener = (file) => {
+  if (isSea()) return Readable.from([Buffer.from(getRawAsset(`${file}.gz`) as ArrayBuffer)]).pipe(createGunzip());
+  const beside = fileURLToPath(new URL(`./palisade-agent-geo/${file}.gz`, import.meta.url));
+  if (existsSync(beside)) return createReadStream(beside).pipe(createGunzip());
+  let dir: string;
+  try {
+    dir = dirname(createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country/package.json'));
+  } catch {
+    throw new Error('geo: the country ranges are missing: put palisade-agent-geo/ beside palisade-agent.mjs');
+  }
+  return createReadStream(join(dir, file));
+};
+
+/** A range of the CSV files and the country it belongs to (so a lookup can name the country). */
+export type CountryRange = Element & { country: string };
+
+/** Streams the CSV files and keeps the ranges of `countries`. */
+export async function loadCountryRanges(countries: Set<string>, open = openGeoFile): Promise<CountryRange[]> {
+  const out: CountryRange[] = [];
+  for (const file of GEO_FILES) {
+    const lines = createInterface({ input: open(file), crlfDelay: Number.POSITIVE_INFINITY });
     for await (const line of lines) {
       const cc = line.slice(line.lastIndexOf(',') + 1);
       if (!countries.has(cc)) continue;
@@ -54,7 +79,7 @@ export async function loadCountryRanges(countries: Set<string>, dir = geoDataDir
       const start = parseAddress(a ?? '');
       const end = parseAddress(b ?? '');
       if (!start || !end || start.family !== end.family) continue;
-      out.push({ family: start.family, start: start.start, end: end.start });
+      out.push({ family: start.family, start: start.start, end: end.start, country: cc });
     }
   }
   return out;

@@ -1,11 +1,13 @@
-import { type Network, parseAddress } from '../lib/net.js';
+import { isLoopback, type Network, parseAddress } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import type { IpList } from './lists.js';
 
 /**
- * Addresses never blocked: the whitelist, the peers of active SSH sessions (reported by detection)
- * and the console this agent enrolled with (resolved through the deps' DNS every 10 minutes).
+ * Addresses never blocked: the whitelist, the peers of active SSH sessions (reported by detection),
+ * the console this agent enrolled with (resolved through the deps' DNS every 10 minutes) and
+ * loopback (a busy local database pool is not an attack, and banning it would cut the host off
+ * from itself).
  */
 export class Guard {
   private sshPeers = new Set<string>();
@@ -25,7 +27,17 @@ export class Guard {
     if (w) return `${net.text} is on the whitelist (${w.text}); the whitelist always wins`;
     if (this.sshPeers.has(net.text)) return `${net.text} is the address of an active SSH session`;
     if (this.consoleIps.has(net.text)) return `${net.text} is the address of the console this agent enrolled with`;
+    if (isLoopback(net)) return `${net.text} is a loopback address: this host's own programs`;
     return null;
+  }
+
+  /** What besides the whitelist lets `net` through: an SSH session, the console, loopback. */
+  allowances(net: Network): ('ssh_session' | 'console' | 'loopback')[] {
+    const out: ('ssh_session' | 'console' | 'loopback')[] = [];
+    if (isLoopback(net)) out.push('loopback');
+    if (this.sshPeers.has(net.text)) out.push('ssh_session');
+    if (this.consoleIps.has(net.text)) out.push('console');
+    return out;
   }
 
   /** The `allow` set. */

@@ -1,8 +1,9 @@
+import type { ListEntryInput, ListImportBody } from '@palisade/protocol/control-schemas/standalone';
 import { InputError, type Network, parseNetwork, refuseEverything } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
 import { NotFound } from './errors.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
-import { type EntrySource, IpList, importItems, parseEntryInput } from './lists.js';
+import { type EntrySource, entryOf, IpList, importItems } from './lists.js';
 
 export type ListName = 'whitelist' | 'blacklist' | 'never-add' | 'never-remove';
 
@@ -76,28 +77,31 @@ export class ListBook {
     return { entries: this.lists[name].list() };
   }
 
-  addEntry(name: ListName, body: unknown) {
-    if (Array.isArray(body) || typeof body === 'string') return this.importEntries(name, body);
-    const input = parseEntryInput(body);
+  addEntry(name: ListName, body: ListEntryInput) {
+    const input = entryOf(body);
     const why = this.refusal(name)?.(input.net);
     if (why) throw new InputError(why);
     const r = this.lists[name].add(input, 'manual', this.ctx.deps.clock());
     return { added: r.added, entry: r.entry };
   }
 
-  importEntries(name: ListName, body: unknown) {
+  importEntries(name: ListName, body: ListImportBody) {
     const items = importItems(body);
     return this.lists[name].import(items, 'import', this.ctx.deps.clock(), this.refusal(name));
   }
 
   /** Why an entry may not go on a list that blocks: /0 would block everything, and the whitelist always wins. */
   private refusal(name: ListName): ((net: Network) => string | null) | undefined {
-    if (name === 'blacklist') return (net) => refuseEverything(net) ?? this.allowed(net);
+    if (name === 'blacklist')
+      return (net) => {
+        const guarded = this.allowed(net);
+        return refuseEverything(net) ?? (guarded ? `ip: ${guarded}` : null);
+      };
     if (name === 'never-remove') return refuseEverything;
     return undefined;
   }
 
-  removeEntry(name: ListName, ip: unknown) {
+  removeEntry(name: ListName, ip: string) {
     const net = parseNetwork(ip);
     if (!this.lists[name].remove(net))
       throw new NotFound(
@@ -106,9 +110,7 @@ export class ListBook {
     return { removed: net.text };
   }
 
-  clearList(name: ListName, source?: unknown) {
-    if (source !== undefined && !['manual', 'attack', 'feed', 'import'].includes(String(source)))
-      throw new InputError('source: expected manual, attack, feed or import');
-    return { removed: this.lists[name].clear(source as EntrySource | undefined) };
+  clearList(name: ListName, source?: EntrySource) {
+    return { removed: this.lists[name].clear(source) };
   }
 }

@@ -1,64 +1,48 @@
-import { InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
+import {
+  checkControl,
+  ENTRY_SOURCES,
+  type EntrySource,
+  type ImportAnswer,
+  type ListEntry,
+  type ListEntryInput,
+  type ListImportBody,
+  listEntryInput,
+} from '@palisade/protocol/control-schemas/standalone';
+import { contains, InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
 import { type Cancel, realTimers, type Timers } from './context.js';
 import type { StateFile } from './store.js';
 
-export type EntrySource = 'manual' | 'attack' | 'pattern' | 'feed' | 'import';
-const SOURCES: EntrySource[] = ['manual', 'attack', 'pattern', 'feed', 'import'];
+const SOURCES: readonly EntrySource[] = ENTRY_SOURCES;
 
-/** A list entry as the control API shows it (`{ip, note?, ttl_s?}` plus where it came from and when). */
-export interface ListEntry {
-  ip: string;
-  note?: string;
-  ttl_s?: number;
-  source: EntrySource;
-  added_at: number;
-  expires_at?: number;
-}
+export type { EntrySource, ListEntry };
 
-export interface ImportResult {
-  added: number;
-  skipped: number;
-  invalid: number;
-  /** The first few rejected lines with the reason, so a user can fix them. */
-  invalid_examples?: string[];
-}
-
-const MAX_NOTE = 200;
-const MAX_TTL_S = 10 * 365 * 86400;
-
-/** Validates one `{ip, note?, ttl_s?}` (or a bare string); throws an InputError with the reason. */
+/** One entry checked with the control schema (a bare string is an address): the network parsed, an empty note left out. */
 export function parseEntryInput(raw: unknown): { net: Network; note?: string; ttl_s?: number } {
   if (typeof raw === 'string') return { net: parseNetwork(raw) };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw new InputError('body: expected {ip, note?, ttl_s?} or a JSON array of entries');
-  const o = raw as Record<string, unknown>;
-  const net = parseNetwork(o.ip);
-  const out: { net: Network; note?: string; ttl_s?: number } = { net };
-  if (o.note !== undefined && o.note !== null && o.note !== '') {
-    if (typeof o.note !== 'string' || o.note.length > MAX_NOTE)
-      throw new InputError(`note: expected text of at most ${MAX_NOTE} characters`);
-    out.note = o.note;
-  }
-  if (o.ttl_s !== undefined && o.ttl_s !== null) {
-    if (typeof o.ttl_s !== 'number' || !Number.isInteger(o.ttl_s) || o.ttl_s < 1 || o.ttl_s > MAX_TTL_S)
-      throw new InputError(`ttl_s: expected whole seconds from 1 to ${MAX_TTL_S}`);
-    out.ttl_s = o.ttl_s;
-  }
-  return out;
+  const checked = checkControl(listEntryInput, raw);
+  if (!checked.ok) throw new InputError(checked.problem);
+  return entryOf(checked.value);
 }
 
-/** Splits an import body: a JSON array, or text with one entry per line (`#` and `;` start comments). */
-export function importItems(body: unknown): unknown[] {
+/** A checked `{ip, note?, ttl_s?}` with its address parsed; throws an InputError naming `ip`. */
+export function entryOf(e: ListEntryInput): { net: Network; note?: string; ttl_s?: number } {
+  return {
+    net: parseNetwork(e.ip),
+    ...(e.note ? { note: e.note } : {}),
+    ...(e.ttl_s !== undefined && e.ttl_s !== null ? { ttl_s: e.ttl_s } : {}),
+  };
+}
+
+/** Splits an import body: a JSON array, `{entries}`, or text with one entry per line (`#` and `;` start comments). */
+export function importItems(body: ListImportBody): unknown[] {
   if (Array.isArray(body)) return body;
-  if (body && typeof body === 'object' && Array.isArray((body as { entries?: unknown }).entries))
-    return (body as { entries: unknown[] }).entries;
   if (typeof body === 'string')
     return body
       .split(/\r?\n/)
       .map((l) => l.replace(/[#;].*$/, '').trim())
       .filter((l) => l !== '')
       .map((l) => l.split(/\s+/)[0]!);
-  throw new InputError('body: expected a JSON array of entries or one IP or CIDR per line');
+  return body.entries;
 }
 
 interface Stored extends ListEntry {
@@ -139,8 +123,8 @@ export class IpList {
   }
 
   /** Imports many entries at once (one change notification); existing entries are skipped. */
-  import(items: unknown[], source: EntrySource, now: number, refuse?: (net: Network) => string | null): ImportResult {
-    const result: ImportResult = { added: 0, skipped: 0, invalid: 0 };
+  import(items: unknown[], source: EntrySource, now: number, refuse?: (net: Network) => string | null): ImportAnswer {
+    const result: ImportAnswer = { added: 0, skipped: 0, invalid: 0 };
     const examples: string[] = [];
     for (const item of items) {
       let input: ReturnType<typeof parseEntryInput>;
@@ -212,6 +196,11 @@ export class IpList {
   covering(net: Network): Network | null {
     this.index ??= new NetworkSet([...this.entries.values()].map((e) => e.net));
     return this.index.find(net);
+  }
+
+  /** Every entry (an address or a network) containing `net`, for `GET blacklist?ip=`. */
+  holding(net: Network): ListEntry[] {
+    return [...this.entries.values()].filter((e) => contains(e.net, net)).map(publicEntry);
   }
 
   /** Entries with their parsed networks, for the firewall. */

@@ -2,17 +2,18 @@
 // ones and per-source counting in a window. Tailing the files is in file-tail.ts.
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
+import {
+  type BlockPattern,
+  type BlockPatternBody,
+  blockPatternBody,
+  checkControl,
+  MAX_REGEX,
+  MAX_TTL_S,
+} from '@palisade/protocol/control-schemas/standalone';
 import { InputError, parseAddress } from '../lib/net.js';
 import { MAX_LINE } from './file-tail.js';
 
-export interface BlockPattern {
-  name: string;
-  file: string;
-  regex: string;
-  threshold: number;
-  window_s: number;
-  ban_s: number;
-}
+export type { BlockPattern };
 
 export interface ShippedPattern extends BlockPattern {
   description: string;
@@ -79,8 +80,6 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
   },
 ];
 
-const MAX_REGEX = 2000;
-
 /**
  * Makes V8 finish a regex that backtracks too much (50,000 backtracks) on its linear-time engine,
  * for every regex that engine can run (no backreferences or lookaround), so one log line cannot
@@ -125,27 +124,26 @@ export function matchLine(p: CompiledPattern, line: string): string | null {
   return parseAddress(raw)?.text ?? null;
 }
 
-function wholeField(o: Record<string, unknown>, name: string, min: number, max: number, fallback?: number): number {
-  const v = o[name] ?? fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-    throw new InputError(`${name}: expected a whole number from ${min} to ${max}`);
-  return v;
+/** A `block-pattern` body or a saved pattern, checked with the control schema, then as a pattern. */
+export function parsePatternInput(raw: unknown): BlockPattern {
+  const checked = checkControl(blockPatternBody, raw);
+  if (!checked.ok) throw new InputError(checked.problem);
+  return patternOf(checked.value);
 }
 
-/** Validates a `block-pattern` body; a shipped name fills in every field not given. */
-export function parsePatternInput(raw: unknown): BlockPattern {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw new InputError('body: expected {name, file, regex, threshold, window_s, ban_s}');
-  const o = raw as Record<string, unknown>;
-  if (typeof o.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(o.name))
-    throw new InputError('name: expected 1 to 64 letters, digits, ".", "_" or "-"');
+/** A checked body made whole: a shipped name fills in every field not given; the regex must compile, name `ip` and not backtrack. */
+export function patternOf(o: BlockPatternBody): BlockPattern {
   const shipped = SHIPPED_PATTERNS.find((p) => p.name === o.name);
   const file = o.file ?? shipped?.file;
-  if (typeof file !== 'string' || !file.startsWith('/') || file.length > 500 || file.includes('\0'))
-    throw new InputError('file: expected an absolute path to a log file');
+  if (file === undefined) throw new InputError('file: expected an absolute path to a log file');
   const regex = o.regex ?? shipped?.regex;
-  if (typeof regex !== 'string' || regex === '' || regex.length > MAX_REGEX)
+  if (regex === undefined)
     throw new InputError(`regex: expected a regular expression of at most ${MAX_REGEX} characters`);
+  const whole = (name: 'threshold' | 'window_s' | 'ban_s', max: number) => {
+    const v = o[name] ?? shipped?.[name];
+    if (v === undefined) throw new InputError(`${name}: expected a whole number from 1 to ${max}`);
+    return v;
+  };
   try {
     new RegExp(regex);
   } catch (err) {
@@ -157,9 +155,9 @@ export function parsePatternInput(raw: unknown): BlockPattern {
     name: o.name,
     file,
     regex,
-    threshold: wholeField(o, 'threshold', 1, 100_000, shipped?.threshold),
-    window_s: wholeField(o, 'window_s', 1, 86_400, shipped?.window_s),
-    ban_s: wholeField(o, 'ban_s', 1, 10 * 365 * 86400, shipped?.ban_s),
+    threshold: whole('threshold', 100_000),
+    window_s: whole('window_s', 86_400),
+    ban_s: whole('ban_s', MAX_TTL_S),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { BlockPatternBody } from '@palisade/protocol/control-schemas/standalone';
 import { InputError } from '../lib/net.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
@@ -10,6 +11,7 @@ import {
   HitCounter,
   matchLine,
   parsePatternInput,
+  patternOf,
   SHIPPED_PATTERNS,
 } from './log-patterns.js';
 import type { StateFile } from './store.js';
@@ -66,19 +68,14 @@ export class PatternWatch {
   check(): void {
     const byFile = this.byFile();
     for (const file of byFile.keys()) {
-      let tail = this.tails.get(file);
-      if (!tail) {
-        tail = new FileTail(file, (message) =>
-          this.ctx.log('warn', `protection: block pattern file skipped: ${message}`),
+      this.tailOf(file)
+        .poll()
+        .then(
+          (lines) => {
+            if (lines && lines.length > 0 && !this.stopped) this.match(file, lines);
+          },
+          (err: Error) => this.ctx.log('warn', `protection: reading ${file} failed: ${err.message}`),
         );
-        this.tails.set(file, tail);
-      }
-      tail.poll().then(
-        (lines) => {
-          if (lines && lines.length > 0 && !this.stopped) this.match(file, lines);
-        },
-        (err: Error) => this.ctx.log('warn', `protection: reading ${file} failed: ${err.message}`),
-      );
     }
     for (const [file, tail] of this.tails) {
       if (!byFile.has(file)) {
@@ -86,6 +83,17 @@ export class PatternWatch {
         this.tails.delete(file);
       }
     }
+  }
+
+  private tailOf(file: string): FileTail {
+    let tail = this.tails.get(file);
+    if (!tail) {
+      tail = new FileTail(file, (message) =>
+        this.ctx.log('warn', `protection: block pattern file skipped: ${message}`),
+      );
+      this.tails.set(file, tail);
+    }
+    return tail;
   }
 
   private match(file: string, lines: string[]) {
@@ -149,19 +157,24 @@ export class PatternWatch {
     this.file.write([...this.patterns.values()].map(({ pattern: { re: _re, ...p } }) => p));
   }
 
-  async add(body: unknown) {
-    const p = parsePatternInput(body);
+  async add(body: BlockPatternBody) {
+    const p = patternOf(body);
     const why = await untailable(p.file);
     if (why) throw new InputError(`file: ${why}`);
     const existed = this.patterns.has(p.name);
     this.install(p);
     this.save();
+    // Follow a new file from its end now, not at the detection loop's next tick: every line written
+    // after this answer is matched, however busy the host is.
+    if (!this.tails.has(p.file)) {
+      const lines = await this.tailOf(p.file).poll();
+      if (lines && lines.length > 0 && !this.stopped) this.match(p.file, lines);
+    }
     return { added: !existed, pattern: p };
   }
 
-  remove(name: unknown) {
-    if (typeof name !== 'string' || !this.patterns.has(name))
-      throw new NotFound(`no block pattern named "${String(name ?? '').slice(0, 64)}"`);
+  remove(name: string) {
+    if (!this.patterns.has(name)) throw new NotFound(`no block pattern named "${name.slice(0, 64)}"`);
     this.patterns.delete(name);
     this.save();
     return { removed: name };

@@ -1,7 +1,7 @@
+import type { ScheduleBody, ScheduleTask } from '@palisade/protocol/control-schemas/standalone';
 import { Cron } from 'croner';
 import { InputError } from '../lib/net.js';
 import type { FeatureContext } from './context.js';
-import { objectBody } from './errors.js';
 import type { StateFile } from './store.js';
 
 /** The scheduled maintenance tasks and their default cron expressions (null: only on request). */
@@ -9,8 +9,8 @@ export const TASKS = {
   autofetch: { cron: '23 */6 * * *', what: 'fetch the enabled blocklist feeds' },
   'baseline-save': { cron: '*/10 * * * *', what: 'save the learned traffic baseline to the state directory' },
   'attack-bans-clear': { cron: null, what: 'lift every ban made by attack detection' },
-} as const;
-export type TaskName = keyof typeof TASKS;
+} as const satisfies Record<ScheduleTask, { cron: string | null; what: string }>;
+export type TaskName = ScheduleTask;
 
 export type { BlacklistJob } from './attack-response.js';
 
@@ -77,20 +77,15 @@ export class Schedule {
     };
   }
 
-  set(body: unknown) {
-    const o = objectBody(body);
-    const task = parseTask(o.task);
-    let cron: string | null = null;
-    if (o.cron !== null && o.cron !== '' && o.cron !== undefined) {
-      if (typeof o.cron !== 'string') throw new InputError('cron: expected a cron expression such as "0 3 * * *"');
+  set(body: ScheduleBody) {
+    const task = body.task;
+    const cron = body.cron ? body.cron : null;
+    if (cron !== null) {
       try {
-        new Cron(o.cron, { paused: true }).stop();
+        new Cron(cron, { paused: true }).stop();
       } catch (err) {
-        throw new InputError(
-          `cron: "${o.cron.slice(0, 60)}" is not a valid cron expression: ${(err as Error).message}`,
-        );
+        throw new InputError(`cron: "${cron.slice(0, 60)}" is not a valid cron expression: ${(err as Error).message}`);
       }
-      cron = o.cron;
     }
     const s = this.tasks.get(task)!;
     s.cron = cron;
@@ -98,10 +93,4 @@ export class Schedule {
     this.start();
     return this.list();
   }
-}
-
-function parseTask(raw: unknown): TaskName {
-  if (typeof raw !== 'string' || !(raw in TASKS))
-    throw new InputError(`task: expected one of ${Object.keys(TASKS).join(', ')}`);
-  return raw as TaskName;
 }

@@ -1,4 +1,10 @@
 // Per-interface packet and byte rates from /proc/net/dev, and the learned per-hour-of-week baseline.
+import {
+  BASELINE_SLOTS,
+  type Baseline as BaselineData,
+  baselineSchema,
+  checkControl,
+} from '@palisade/protocol/control-schemas/standalone';
 import { InputError } from '../lib/net.js';
 
 export interface Counters {
@@ -25,7 +31,7 @@ export function parseNetDev(text: string): Map<string, Counters> {
   return out;
 }
 
-export const SLOTS = 168;
+export const SLOTS = BASELINE_SLOTS;
 export const SLOT_SAMPLES = 60;
 const MIN_SAMPLES = 10;
 
@@ -67,11 +73,7 @@ class SlotHistory {
   }
 }
 
-export interface BaselineExport {
-  version: 1;
-  slot_samples: number;
-  interfaces: Record<string, { pps: number[][]; bps: number[][] }>;
-}
+export type BaselineExport = BaselineData;
 
 /** Learns minute averages per interface and slot; judges a current rate against them. */
 export class Baseline {
@@ -120,26 +122,21 @@ export class Baseline {
     return { version: 1, slot_samples: SLOT_SAMPLES, interfaces };
   }
 
+  /** Replaces what is learned with a saved or imported baseline, checked with the control schema. */
   import(raw: unknown): number {
-    if (!raw || typeof raw !== 'object') throw new InputError('body: expected a baseline made by baseline/export');
-    const o = raw as Partial<BaselineExport>;
-    if (o.version !== 1 || !o.interfaces || typeof o.interfaces !== 'object')
-      throw new InputError('body: expected {version: 1, interfaces: {…}} as made by baseline/export');
+    const checked = checkControl(baselineSchema, raw);
+    if (!checked.ok) throw new InputError(checked.problem);
+    return this.replace(checked.value);
+  }
+
+  replace(baseline: BaselineData): number {
     const next = new Map<string, { pps: SlotHistory; bps: SlotHistory }>();
-    for (const [name, v] of Object.entries(o.interfaces)) {
-      if (!/^[\w.:@-]{1,32}$/.test(name))
-        throw new InputError(`interfaces: "${name.slice(0, 40)}" is not an interface name`);
+    for (const [name, v] of Object.entries(baseline.interfaces)) {
       const h = { pps: new SlotHistory(), bps: new SlotHistory() };
-      for (const metric of ['pps', 'bps'] as const) {
-        const slots = (v as Record<string, unknown>)?.[metric];
-        if (!Array.isArray(slots) || slots.length !== SLOTS)
-          throw new InputError(`interfaces.${name}.${metric}: expected ${SLOTS} hour-of-week slots`);
-        slots.forEach((list, i) => {
-          if (!Array.isArray(list) || list.some((x) => typeof x !== 'number' || !Number.isFinite(x) || x < 0))
-            throw new InputError(`interfaces.${name}.${metric}[${i}]: expected a list of rates`);
+      for (const metric of ['pps', 'bps'] as const)
+        v[metric].forEach((list, i) => {
           h[metric].samples[i] = list.slice(-SLOT_SAMPLES);
         });
-      }
       next.set(name, h);
     }
     this.ifaces = next;

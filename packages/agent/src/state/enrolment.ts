@@ -14,6 +14,14 @@ export function validateEnrolment(input: unknown): { console_url: string; token:
     throw new Error('body: expected a JSON object with console_url and token');
   }
   const { console_url, token } = input as Record<string, unknown>;
+  const url = validateConsoleUrl(console_url);
+  if (typeof token !== 'string' || token === '') throw new Error('token: required');
+  if (!isWellFormedToken('daemon', token)) throw new Error('token: expected a daemon token (dmn_…)');
+  return { console_url: url, token };
+}
+
+/** The console's address, without a trailing slash; the error names `console_url`. */
+export function validateConsoleUrl(console_url: unknown): string {
   if (typeof console_url !== 'string' || console_url === '') throw new Error('console_url: required');
   let url: URL;
   try {
@@ -24,9 +32,7 @@ export function validateEnrolment(input: unknown): { console_url: string; token:
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
     throw new Error('console_url: expected an http:// or https:// URL without credentials');
   }
-  if (typeof token !== 'string' || token === '') throw new Error('token: required');
-  if (!isWellFormedToken('daemon', token)) throw new Error('token: expected a daemon token (dmn_…)');
-  return { console_url: url.toString().replace(/\/+$/, ''), token };
+  return url.toString().replace(/\/+$/, '');
 }
 
 export function saveEnrolment(file: string, enrolment: Enrolment): void {

@@ -1,5 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export const DEFAULT_STATE_DIR = '/var/lib/palisade-agent';
 
@@ -27,11 +27,19 @@ export function ensureStateDir(dir: string): void {
   }
 }
 
-/** Writes a file whole or not at all (temp file + rename), with the given mode. */
+/**
+ * Writes a file whole or not at all (temp file + rename), with the given mode. Root writing into a
+ * directory another user owns (`sudo palisade-agent key` beside a daemon running as
+ * palisade-agent, docs/agent.md#install) gives the file to that user, so the daemon can still read it.
+ */
 export function writeFileAtomic(path: string, data: string, mode = 0o600): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, data, { mode });
   chmodSync(tmp, mode);
+  if (process.getuid?.() === 0) {
+    const owner = statSync(dirname(path));
+    if (owner.uid !== 0) chownSync(tmp, owner.uid, owner.gid);
+  }
   renameSync(tmp, path);
 }
 

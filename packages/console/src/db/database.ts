@@ -13,6 +13,8 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 export interface DatabaseHandle {
   db: Database;
   dialect: Dialect;
+  /** PostgreSQL pool connections (open, idle, requests waiting for one); null on SQLite's one connection. */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
   // On PostgreSQL, processes starting together take turns: an advisory lock is held around
   // creating the schema and migrating (concurrent CREATE … IF NOT EXISTS can still collide).
   let startupLock: pg.Client | null = null;
+  let pool: pg.Pool | null = null;
   if (config.databaseUrl) {
     dialect = 'postgres';
     const schema = config.databaseSchema;
@@ -57,7 +60,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
       await startupLock.end();
       throw err;
     }
-    const pool = new pg.Pool({
+    pool = new pg.Pool({
       connectionString: config.databaseUrl,
       max: 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
@@ -89,5 +92,11 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
   } finally {
     await startupLock?.end(); // ending the session releases the advisory lock
   }
-  return { db, dialect, close: () => db.destroy() };
+  const stats = pool;
+  return {
+    db,
+    dialect,
+    poolStats: () => (stats ? { total: stats.totalCount, idle: stats.idleCount, waiting: stats.waitingCount } : null),
+    close: () => db.destroy(),
+  };
 }

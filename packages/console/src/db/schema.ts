@@ -1,3 +1,4 @@
+import type { Metric, RuleKind, SecurityEventKind } from '@palisade/protocol';
 import type { Generated, Insertable, Kysely, Selectable } from 'kysely';
 
 /** Table types. Timestamps are epoch milliseconds; flags are 0/1 integers so both dialects agree. */
@@ -10,11 +11,39 @@ export interface AccountsTable {
   permissions: string; // JSON array of Permission
   disabled_at: number | null;
   created_at: number;
+  /** The TOTP secret, sealed (secrets.ts); null while two-factor sign-in is off. */
+  totp_secret_enc: Generated<string | null>;
+  /** A secret being set up, until a code confirms it. */
+  totp_pending_enc: Generated<string | null>;
+  totp_enabled_at: Generated<number | null>;
+  /** The last time step whose code was taken: a code is good once. */
+  totp_last_step: Generated<number | null>;
 }
 
 export interface SessionsTable {
   id_hash: string;
   account_id: number;
+  created_at: number;
+  expires_at: number;
+  /** Updated at most once a minute (docs/security.md, "Account security"). */
+  last_seen_at: number | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  account_id: number;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** A sign-in whose password was right, waiting for its two-factor code. */
+export interface LoginChallengesTable {
+  id_hash: string;
+  account_id: number;
+  failures: Generated<number>;
   created_at: number;
   expires_at: number;
 }
@@ -29,6 +58,20 @@ export interface AccessTokensTable {
   last_used_at: number | null;
 }
 
+export interface EnrolmentTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  product_id: number;
+  name: string;
+  token_hash: string;
+  last4: string;
+  max_uses: number;
+  uses: number;
+  expires_at: number;
+  revoked_at: number | null;
+  created_at: number;
+}
+
 export interface CatalogItemsTable {
   id: Generated<number>;
   sku: string;
@@ -39,6 +82,8 @@ export interface CatalogItemsTable {
   interval: 'month' | 'year';
   server_limit: number;
   features: string; // JSON array of strings
+  /** JSON array of capability keys the console enforces: `benchmarks` (docs/decisions.md). */
+  includes: Generated<string>;
   created_at: number;
 }
 
@@ -47,6 +92,10 @@ export interface ProductsTable {
   account_id: number;
   catalog_id: number;
   created_at: number;
+  /** Set when the owner removed it; kept for the tickets that name it. */
+  removed_at: number | null;
+  /** 1 on the account's one free-plan product, else null (unique per account). */
+  free_slot: number | null;
 }
 
 export interface ServersTable {
@@ -67,6 +116,30 @@ export interface ServersTable {
   score_base_total: number | null; // sum of score_base's components, so lists need not parse JSON
   tls_fingerprint: string | null; // SHA-256 of the agent's certificate, pinned when the agent serves https
   created_at: number;
+  last_call_ok_at: number | null; // the console's last call to the agent that it answered
+  last_call_error_at: number | null; // the console's last call to the agent that failed
+  last_call_error: string | null; // why that call failed, in words (never the agent address)
+  attacks_active: number | null; // active attacks in the latest check-in; null when the agent did not say
+  tags: Generated<string>; // JSON array of the user's tags (docs/fleet.md, "Tags")
+}
+
+/** docs/protection.md, "Audit log": added, never updated; removed by age (PALISADE_AUDIT_RETENTION_DAYS). */
+export interface AuditLogTable {
+  id: Generated<number>;
+  account_id: number;
+  at: number;
+  actor_kind: 'session' | 'token' | 'signing_key' | 'console';
+  actor_id: number | null;
+  actor: string; // who, in words: an e-mail address, a token's name, "the console"
+  ip: string | null;
+  action: string; // e.g. control.write
+  server_id: number | null;
+  server_name: string | null;
+  method: string | null;
+  path: string | null;
+  summary: string; // what changed, secrets removed, at most AUDIT_SUMMARY_MAX characters
+  status: number; // the agent's answer, or the console's refusal
+  outcome: string;
 }
 
 export interface SamplesTable {
@@ -145,7 +218,7 @@ export interface Svc1SignaturesTable {
 export interface SecurityEventsTable {
   id: Generated<number>;
   account_id: number | null;
-  kind: 'signed_request_failed' | 'login_failed';
+  kind: SecurityEventKind;
   reason: string;
   key_last4: string | null;
   method: string;
@@ -179,6 +252,9 @@ export interface AccountWebhooksTable {
   url: string;
   secret_enc: string;
   updated_at: number;
+  /** Failed deliveries in a row; 0 after a success or a new URL. Healthy endpoints are served first. */
+  failures: Generated<number>;
+  last_success_at: number | null;
 }
 
 export interface NotificationsTable {
@@ -186,12 +262,15 @@ export interface NotificationsTable {
   account_id: number;
   kind: string;
   payload: string; // the exact JSON body delivered
-  status: 'queued' | 'delivered' | 'failed';
+  /** `parked`: the account has no webhook; not polled until one is set (docs/decisions.md). */
+  status: 'queued' | 'parked' | 'delivered' | 'failed';
   attempts: number;
   next_attempt_at: number;
   locked_until: number;
   created_at: number;
   delivered_at: number | null;
+  /** 0: the account's signed webhook; otherwise an alert channel (docs/alerts.md). */
+  channel_id: Generated<number>;
 }
 
 export interface NotificationAttemptsTable {
@@ -205,7 +284,64 @@ export interface NotificationAttemptsTable {
   duration_ms: number;
 }
 
+export type AlertChannelKind = 'webhook' | 'slack' | 'discord' | 'email';
+
+export interface AlertChannelsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  kind: AlertChannelKind;
+  /** The sealed URL (slack, discord) or address (email); null for `webhook`, which is the account's signed webhook. */
+  target_enc: string | null;
+  /** What the settings page shows of the target: the host of a URL, the address of an e-mail. */
+  target_hint: string;
+  failures: Generated<number>;
+  last_success_at: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+export type AlertRuleKind = RuleKind;
+export type AlertMetric = Metric;
+
+export interface AlertRulesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  kind: AlertRuleKind;
+  metric: AlertMetric | null;
+  threshold: number | null;
+  minutes: number;
+  repeat_minutes: number;
+  server_ids: string | null; // JSON array of server ids; null: every server of the account
+  tags: string | null; // JSON array of server tags the rule also covers (docs/alerts.md, "Scope")
+  channel_ids: string; // JSON array of alert channel ids
+  enabled: number;
+  created_at: number;
+  /** When the rule last started applying as it is (created, enabled, or its condition changed): event rules count from here. */
+  active_since: number | null;
+}
+
+export interface AlertStatesTable {
+  rule_id: number;
+  server_id: number;
+  firing: number;
+  since: number;
+  last_notified_at: number | null;
+  value: number | null;
+}
+
+export interface AlertMutesTable {
+  server_id: number;
+  account_id: number;
+  until: number;
+}
+
 export interface DB {
+  alert_channels: AlertChannelsTable;
+  alert_rules: AlertRulesTable;
+  alert_states: AlertStatesTable;
+  alert_mutes: AlertMutesTable;
   signing_keys: SigningKeysTable;
   svc1_nonces: Svc1NoncesTable;
   svc1_signatures: Svc1SignaturesTable;
@@ -219,11 +355,15 @@ export interface DB {
   job_leases: JobLeasesTable;
   accounts: AccountsTable;
   sessions: SessionsTable;
+  recovery_codes: RecoveryCodesTable;
+  login_challenges: LoginChallengesTable;
   access_tokens: AccessTokensTable;
+  enrolment_tokens: EnrolmentTokensTable;
   catalog_items: CatalogItemsTable;
   products: ProductsTable;
   servers: ServersTable;
   samples: SamplesTable;
+  audit_log: AuditLogTable;
   benchmark_runs: BenchmarkRunsTable;
 }
 
@@ -231,5 +371,6 @@ export type Database = Kysely<DB>;
 export type AccountRow = Selectable<AccountsTable>;
 export type NewAccount = Insertable<AccountsTable>;
 export type ServerRow = Selectable<ServersTable>;
+export type EnrolmentTokenRow = Selectable<EnrolmentTokensTable>;
 export type SampleRow = Selectable<SamplesTable>;
 export type BenchmarkRunRow = Selectable<BenchmarkRunsTable>;

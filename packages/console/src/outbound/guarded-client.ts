@@ -87,7 +87,8 @@ function parseTarget(raw: string): URL {
 /**
  * The one HTTP client for user-supplied URLs (agents, webhooks). Every address is checked when the
  * socket connects, so a hostname that resolves to a forbidden address later (DNS rebinding) gains
- * nothing. Redirects are not followed; timeouts and a response size cap apply. Sockets are pooled.
+ * nothing. Redirects are not followed; timeouts and a response size cap apply. Sockets are pooled;
+ * a request whose pooled socket turns out closed by the peer is sent once more on a new connection.
  */
 export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean }): GuardedClient {
   const guardedLookup: LookupFunction = (hostname, options, callback) => {
@@ -114,6 +115,9 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
   const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, lookup: guardedLookup };
   const httpAgent = new http.Agent(agentOptions);
   const httpsAgent = new VerifyingHttpsAgent(agentOptions);
+  // For the one retry of a request whose kept-alive socket was reset: a new connection, not pooled.
+  const freshHttpAgent = new http.Agent({ ...agentOptions, keepAlive: false });
+  const freshHttpsAgent = new VerifyingHttpsAgent({ ...agentOptions, keepAlive: false });
 
   function checkLiteral(url: URL) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -157,53 +161,66 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
           if (err) reject(err);
           else resolve(res!);
         };
-        const outgoing = transport.request(
-          url,
-          {
-            method: req.method,
-            // A body always goes with its length: Node frames a DELETE body with neither a length nor
-            // chunking, and the receiver reads it as the start of another request.
-            headers:
-              req.body === undefined
-                ? req.headers
-                : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
-            agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
-            ...(pin ? { palisadePin: pin } : {}),
-          } as PinnedOptions,
-          (res) => {
-            const chunks: Buffer[] = [];
-            let size = 0;
-            res.on('data', (chunk: Buffer) => {
-              size += chunk.length;
-              if (size > maxBytes) {
-                outgoing.destroy();
-                finish(new OutboundError('too_large', `the answer was larger than ${maxBytes} bytes`));
-                return;
-              }
-              chunks.push(chunk);
-            });
-            res.on('end', () =>
-              finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-            );
-            res.on('error', (err) => finish(new OutboundError('unreachable', `the connection broke: ${err.message}`)));
-          },
-        );
+        let outgoing: http.ClientRequest;
+        const send = (fresh: boolean) => {
+          let answered = false;
+          outgoing = transport.request(
+            url,
+            {
+              method: req.method,
+              // A body always goes with its length: Node frames a DELETE body with neither a length nor
+              // chunking, and the receiver reads it as the start of another request.
+              headers:
+                req.body === undefined
+                  ? req.headers
+                  : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
+              agent:
+                url.protocol === 'https:' ? (fresh ? freshHttpsAgent : httpsAgent) : fresh ? freshHttpAgent : httpAgent,
+              ...(pin ? { palisadePin: pin } : {}),
+            } as PinnedOptions,
+            (res) => {
+              answered = true;
+              const chunks: Buffer[] = [];
+              let size = 0;
+              res.on('data', (chunk: Buffer) => {
+                size += chunk.length;
+                if (size > maxBytes) {
+                  outgoing.destroy();
+                  finish(new OutboundError('too_large', `the answer was larger than ${maxBytes} bytes`));
+                  return;
+                }
+                chunks.push(chunk);
+              });
+              res.on('end', () =>
+                finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+              );
+              res.on('error', (err) =>
+                finish(new OutboundError('unreachable', `the connection broke: ${err.message}`)),
+              );
+            },
+          );
+          const sent = outgoing;
+          outgoing.on('error', (err: NodeJS.ErrnoException) => {
+            if (settled) return;
+            if (err.code === 'EPALISADE_REFUSED') return finish(new OutboundError('refused', err.message));
+            if (err instanceof TlsPinError) return finish(new OutboundError('tls', err.message, err));
+            // A kept-alive socket the peer closed as the request went out (ECONNRESET, "socket hang
+            // up") before any answer: sent once more at once on a new connection (docs/alerts.md, "Delivery").
+            if (!fresh && !answered && sent.reusedSocket && err.code === 'ECONNRESET') return send(true);
+            finish(new OutboundError('unreachable', describeNetworkError(err)));
+          });
+          outgoing.end(req.body);
+        };
         const timer = setTimeout(() => {
           outgoing.destroy();
           finish(new OutboundError('timeout', `no answer within ${timeoutMs} ms`));
         }, timeoutMs);
-        outgoing.on('error', (err: NodeJS.ErrnoException) => {
-          if (err.code === 'EPALISADE_REFUSED') return finish(new OutboundError('refused', err.message));
-          if (err instanceof TlsPinError) return finish(new OutboundError('tls', err.message, err));
-          finish(new OutboundError('unreachable', describeNetworkError(err)));
-        });
-        outgoing.end(req.body);
+        send(false);
       });
     },
 
     close() {
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      for (const agent of [httpAgent, httpsAgent, freshHttpAgent, freshHttpsAgent]) agent.destroy();
     },
   };
 }

@@ -12,6 +12,16 @@ declare module 'fastify' {
   }
 }
 
+function isHttps(request: FastifyRequest): boolean {
+  return request.protocol === 'https' || request.server.config.publicUrl?.startsWith('https://') === true;
+}
+
+/** The `Set-Cookie` value of a session cookie; an empty value with max-age 0 clears it. */
+export function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number): string {
+  const secure = isHttps(request) ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAgeS}${secure}`;
+}
+
 export function readCookie(request: FastifyRequest, name: string): string | null {
   const header = request.headers.cookie;
   if (!header) return null;
@@ -37,7 +47,7 @@ export function tooManyAttempts(resetS: number): AppError {
 /** Session cookie → request.account, or 401. */
 export async function requireSession(request: FastifyRequest) {
   const sessionId = readCookie(request, SESSION_COOKIE);
-  const account = sessionId ? await request.server.services.accounts.sessionAccount(sessionId) : undefined;
+  const account = sessionId ? await request.server.services.accounts.sessionAccount(sessionId, request.ip) : undefined;
   if (!sessionId || !account) throw unauthorized('sign in first');
   request.account = account;
   request.sessionId = sessionId;

@@ -64,7 +64,15 @@ declare module 'fastify' {
   }
 }
 
-export function registerRequestGuards(app: FastifyInstance, config: Pick<ConsoleConfig, 'publicUrl' | 'host'>) {
+/**
+ * `probes`: load-balancer paths (health, readiness) served under any Host name: a balancer asks by
+ * address, and their answers say nothing a rebinding page could use.
+ */
+export function registerRequestGuards(
+  app: FastifyInstance,
+  config: Pick<ConsoleConfig, 'publicUrl' | 'host'>,
+  probes: readonly string[] = [],
+) {
   const { publicUrl } = config;
   const hosts = hostPolicy(config);
   app.decorate('routeList', [] as RouteEntry[]);
@@ -73,7 +81,7 @@ export function registerRequestGuards(app: FastifyInstance, config: Pick<Console
   });
   // First of all: a name the operator did not choose (a DNS-rebinding page) is not served at all.
   app.addHook('onRequest', async (request) => {
-    if (!hosts.allows(request.hostname)) {
+    if (!hosts.allows(request.hostname) && !probes.includes(matchedPath(request))) {
       throw new AppError(421, `host: this console answers to ${hosts.expected}`);
     }
   });

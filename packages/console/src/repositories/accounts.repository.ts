@@ -28,3 +28,22 @@ export async function setAccountDisabled(db: Database, id: number, disabledAt: n
 export async function setAccountPermissions(db: Database, id: number, permissions: string) {
   await db.updateTable('accounts').set({ permissions }).where('id', '=', id).execute();
 }
+
+export async function setAccountPassword(db: Database, id: number, passwordHash: string) {
+  await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+/**
+ * The account and everything it owns, in one transaction. Servers and tickets go first (they refer
+ * to the account's products without a cascade); the account's row then takes the rest with it
+ * through `on delete cascade`: products, sessions, tokens, keys, webhooks, notifications, alerts,
+ * security events, recovery codes and waiting sign-ins.
+ */
+export async function deleteAccountAndData(db: Database, id: number) {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('servers').where('account_id', '=', id).execute();
+    await trx.deleteFrom('tickets').where('account_id', '=', id).execute();
+    await trx.deleteFrom('enrolment_tokens').where('account_id', '=', id).execute();
+    await trx.deleteFrom('accounts').where('id', '=', id).execute();
+  });
+}

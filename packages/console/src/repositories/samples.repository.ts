@@ -1,8 +1,21 @@
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 
 export async function insertSample(db: Database, sample: Insertable<SamplesTable>) {
   await db.insertInto('samples').values(sample).execute();
+}
+
+/** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */
+export async function rawSampleTimes(db: Database, serverId: number, ts: number[]): Promise<Set<number>> {
+  if (ts.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('samples')
+    .select('ts')
+    .where('server_id', '=', serverId)
+    .where('resolution', '=', 'raw')
+    .where('ts', 'in', ts)
+    .execute();
+  return new Set(rows.map((r) => Number(r.ts)));
 }
 
 export async function rawSamplesSince(db: Database, serverId: number, since: number) {
@@ -52,4 +65,26 @@ export async function deleteSamples(db: Database, ids: number[]) {
 
 export async function deleteSamplesOlderThan(db: Database, resolution: SamplesTable['resolution'], before: number) {
   await db.deleteFrom('samples').where('resolution', '=', resolution).where('ts', '<', before).execute();
+}
+
+/**
+ * The average CPU of each of an account's servers per `bucketMs` since `since`, from raw samples:
+ * one grouped query for the whole fleet (the fleet page's sparklines, docs/fleet.md "Fleet trends").
+ */
+export async function fleetCpuBuckets(db: Database, accountId: number, since: number, bucketMs: number) {
+  const bucket = sql<number>`${sql.ref('samples.ts')} / ${sql.lit(bucketMs)}`;
+  const rows = await db
+    .selectFrom('samples')
+    .innerJoin('servers', 'servers.id', 'samples.server_id')
+    .select([
+      'samples.server_id as server_id',
+      bucket.as('bucket'),
+      (eb) => eb.fn.avg<number | string>('samples.cpu_pct').as('cpu'),
+    ])
+    .where('servers.account_id', '=', accountId)
+    .where('samples.resolution', '=', 'raw')
+    .where('samples.ts', '>=', since)
+    .groupBy(['samples.server_id', bucket])
+    .execute();
+  return rows.map((r) => ({ server_id: Number(r.server_id), bucket: Number(r.bucket), cpu: Number(r.cpu) }));
 }

@@ -1,19 +1,23 @@
 import type { Insertable } from 'kysely';
 import type { Database, SecurityEventsTable } from '../db/schema.js';
+import type { PageRequest } from '../validation.js';
+import { keysetPage } from './paging.js';
 
 export async function insertSecurityEvent(db: Database, event: Insertable<SecurityEventsTable>) {
   await db.insertInto('security_events').values(event).execute();
 }
 
-export async function listSecurityEvents(db: Database, accountId: number, limit: number) {
-  return db
+/** A page of the account's events, newest first, with how many there are in all. */
+export async function listSecurityEvents(db: Database, accountId: number, page: PageRequest) {
+  const query = db
     .selectFrom('security_events')
     .select(['id', 'kind', 'reason', 'key_last4', 'method', 'path', 'ip', 'created_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+    .where('account_id', '=', accountId);
+  const { items, next_cursor, total } = await keysetPage(query, { key: 'created_at', id: 'id' }, page, (e) => [
+    e.created_at,
+    e.id,
+  ]);
+  return { events: items, next_cursor, total };
 }
 
 export async function deleteSecurityEventsBefore(db: Database, before: number) {

@@ -10,7 +10,19 @@ export async function listServerSummaries(db: Database, accountId: number) {
     (d) =>
       d
         .selectFrom('servers')
-        .select(['id', 'name', 'hostname', 'last_seen', 'public_ip', 'score_base_total'])
+        .select([
+          'id',
+          'name',
+          'hostname',
+          'last_seen',
+          'public_ip',
+          'score_base_total',
+          'attacks_active',
+          'last_call_ok_at',
+          'last_call_error_at',
+          'last_call_error',
+          'tags',
+        ])
         .where('account_id', '=', 0)
         .orderBy('id'),
     [accountId],
@@ -67,4 +79,30 @@ export async function findServerByDaemonToken(db: Database, tokenHash: string) {
     .where('servers.daemon_token_hash', '=', tokenHash)
     .where('accounts.disabled_at', 'is', null)
     .executeTakeFirst();
+}
+
+/** Servers of any account that checked in since `since` and whose latest call from the console failed. */
+export async function listServersWithFailingCalls(db: Database, since: number, limit: number) {
+  return db
+    .selectFrom('servers')
+    .selectAll()
+    .where('last_call_error_at', 'is not', null)
+    .where('last_seen', '>=', since)
+    .orderBy('last_call_error_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Each of an account's servers with its newest sample (JSON), for the fleet's "now" columns. */
+export async function latestSamples(db: Database, accountId: number) {
+  return db
+    .selectFrom('servers')
+    .select(['id', 'latest_sample', 'last_seen'])
+    .where('account_id', '=', accountId)
+    .execute();
+}
+
+/** Whose a server is and its name, whichever account asks (for the audit log, which files it under its owner). */
+export async function findServerOwner(db: Database, id: number) {
+  return db.selectFrom('servers').select(['id', 'account_id', 'name']).where('id', '=', id).executeTakeFirst();
 }

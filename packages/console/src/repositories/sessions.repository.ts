@@ -1,9 +1,7 @@
-import type { Database } from '../db/schema.js';
+import type { Insertable } from 'kysely';
+import type { Database, SessionsTable } from '../db/schema.js';
 
-export async function insertSession(
-  db: Database,
-  session: { id_hash: string; account_id: number; created_at: number; expires_at: number },
-) {
+export async function insertSession(db: Database, session: Insertable<SessionsTable>) {
   await db.insertInto('sessions').values(session).execute();
 }
 
@@ -13,6 +11,7 @@ export async function findLiveSession(db: Database, idHash: string, now: number)
     .selectFrom('sessions')
     .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
     .selectAll('accounts')
+    .select('sessions.last_seen_at as session_seen_at')
     .where('sessions.id_hash', '=', idHash)
     .where('sessions.expires_at', '>', now)
     .where('accounts.disabled_at', 'is', null)
@@ -29,4 +28,45 @@ export async function deleteAccountSessions(db: Database, accountId: number) {
 
 export async function deleteExpiredSessions(db: Database, now: number) {
   await db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+}
+
+/** Records where and when a session was used, at most once a minute (one write, not one per request). */
+export async function touchSession(db: Database, idHash: string, now: number, ip: string) {
+  await db
+    .updateTable('sessions')
+    .set({ last_seen_at: now, ip })
+    .where('id_hash', '=', idHash)
+    .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<=', now - 60_000)]))
+    .execute();
+}
+
+export async function listAccountSessions(db: Database, accountId: number, now: number) {
+  return db
+    .selectFrom('sessions')
+    .select(['id_hash', 'created_at', 'last_seen_at', 'ip', 'user_agent'])
+    .where('account_id', '=', accountId)
+    .where('expires_at', '>', now)
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+/** One session of this account; false when it is not one (another account's is not found either). */
+export async function deleteAccountSession(db: Database, accountId: number, idHash: string) {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('account_id', '=', accountId)
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Every session of the account but the one kept; how many ended. */
+export async function deleteOtherSessions(db: Database, accountId: number, keepIdHash: string) {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('account_id', '=', accountId)
+    .where('id_hash', '!=', keepIdHash)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

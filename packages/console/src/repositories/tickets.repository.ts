@@ -1,5 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database, TicketMessagesTable, TicketsTable } from '../db/schema.js';
+import type { PageRequest } from '../validation.js';
+import { keysetPage } from './paging.js';
 
 export async function insertTicket(db: Database, ticket: Insertable<TicketsTable>) {
   return db.insertInto('tickets').values(ticket).returningAll().executeTakeFirstOrThrow();
@@ -16,7 +18,12 @@ export async function findTicket(db: Database, id: number, accountId: number | n
   return query.executeTakeFirst();
 }
 
-export async function listTickets(db: Database, filter: { accountId?: number; status?: 'open' | 'closed' }) {
+/** A page of tickets, latest activity first, with how many match in all; no `accountId` means every account's. */
+export async function listTickets(
+  db: Database,
+  filter: { accountId?: number; status?: 'open' | 'closed' },
+  page: PageRequest,
+) {
   let query = db
     .selectFrom('tickets')
     .innerJoin('accounts', 'accounts.id', 'tickets.account_id')
@@ -24,7 +31,7 @@ export async function listTickets(db: Database, filter: { accountId?: number; st
     .select(['accounts.email as account_email']);
   if (filter.accountId !== undefined) query = query.where('tickets.account_id', '=', filter.accountId);
   if (filter.status) query = query.where('tickets.status', '=', filter.status);
-  return query.orderBy('tickets.updated_at', 'desc').orderBy('tickets.id', 'desc').limit(500).execute();
+  return keysetPage(query, { key: 'tickets.updated_at', id: 'tickets.id' }, page, (t) => [t.updated_at, t.id]);
 }
 
 export async function listTicketMessages(db: Database, ticketId: number) {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ConsoleConfig, Permission } from '../config.js';
 import type { AccountRow, Database } from '../db/schema.js';
-import { AppError, conflict, notFound, permissionRequired } from '../errors.js';
+import { AppError, conflict, isUniqueViolation, notFound, permissionRequired } from '../errors.js';
+import { parseJson } from '../json.js';
 import {
   countAdmins,
   findAccountByEmail,
@@ -14,6 +15,7 @@ import {
   deleteSession,
   findLiveSession,
   insertSession,
+  touchSession,
 } from '../repositories/sessions.repository.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 
@@ -56,19 +58,17 @@ export function requirePermission(account: Pick<AccountRow, 'permissions'>, need
 }
 
 export function parsePermissions(json: string): Permission[] {
-  try {
-    const value = JSON.parse(json);
-    return Array.isArray(value) ? value.filter((p): p is Permission => typeof p === 'string') : [];
-  } catch {
-    return [];
-  }
+  const value = parseJson<unknown>(json, []);
+  return Array.isArray(value) ? value.filter((p): p is Permission => typeof p === 'string') : [];
 }
 
-const sessionHash = (id: string) => createHash('sha256').update(id).digest('hex');
+/** What is stored of a session id; also the session's id in the sessions list. */
+export const sessionHash = (id: string) => createHash('sha256').update(id).digest('hex');
 
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e.message ?? '');
+/** Where a session was made from, as the request said. */
+export interface SessionClient {
+  ip: string | null;
+  userAgent: string | null;
 }
 
 export interface AccountsDeps {
@@ -96,7 +96,8 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
     }
   }
 
-  async function startSession(accountId: number) {
+  /** A new session; where it was made from is kept for the sessions list (docs/security.md). */
+  async function startSession(accountId: number, client: SessionClient = { ip: null, userAgent: null }) {
     const id = randomBytes(32).toString('base64url');
     const now = clock();
     await insertSession(db, {
@@ -104,6 +105,9 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
       account_id: accountId,
       created_at: now,
       expires_at: now + SESSION_TTL_MS,
+      last_seen_at: now,
+      ip: client.ip,
+      user_agent: client.userAgent?.slice(0, 500) ?? null,
     });
     return { id, maxAgeS: SESSION_TTL_MS / 1000 };
   }
@@ -128,8 +132,16 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
       return account;
     },
 
-    async sessionAccount(sessionId: string) {
-      return findLiveSession(db, sessionHash(sessionId), clock());
+    /** The session's account; with `ip`, also notes that the session was used (at most once a minute). */
+    async sessionAccount(sessionId: string, ip?: string): Promise<AccountRow | undefined> {
+      const idHash = sessionHash(sessionId);
+      const now = clock();
+      const found = await findLiveSession(db, idHash, now);
+      if (!found) return undefined;
+      const { session_seen_at, ...account } = found;
+      if (ip !== undefined && (session_seen_at === null || session_seen_at <= now - 60_000))
+        await touchSession(db, idHash, now, ip);
+      return account;
     },
 
     async endSession(sessionId: string) {

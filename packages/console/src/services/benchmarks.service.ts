@@ -1,3 +1,4 @@
+import type { VerificationCheck } from '@palisade/protocol';
 import {
   type BenchmarkJob,
   type BenchmarkReport,
@@ -10,7 +11,6 @@ import {
 import { z } from 'zod';
 import type { BenchmarkRunRow, Database } from '../db/schema.js';
 import { AppError, conflict, notFound, unauthorized } from '../errors.js';
-import { parseJson } from '../json.js';
 import {
   findActiveRun,
   findRunByToken,
@@ -22,8 +22,8 @@ import {
 } from '../repositories/benchmarks.repository.js';
 import { serverFactsText } from '../repositories/servers.repository.js';
 import { parseInput } from '../validation.js';
-import { requireOwnServer } from './fleet.service.js';
-import { runView } from './servers.service.js';
+import type { CatalogService } from './catalog.service.js';
+import { runView, type ServersService, serverFacts, storedReport } from './servers/index.js';
 
 /** A pending run not started this long after its token was handed out gets a new token at the next check-in. */
 export const HANDOUT_RETRY_MS = 60_000;
@@ -32,11 +32,7 @@ export const PENDING_TIMEOUT_MS = 15 * 60_000;
 export const QUIET_TIMEOUT_MS = 5 * 60_000;
 export const LOG_MAX_CHARS = 256 * 1024;
 
-export interface VerificationCheck {
-  name: string;
-  ok: boolean;
-  detail: string;
-}
+export type { VerificationCheck };
 
 const logBody = z.object({ lines: z.array(z.string().max(2000, 'a line is at most 2000 characters')).min(1).max(500) });
 const failureBody = z.object({ error: z.string().trim().min(1).max(2000) });
@@ -99,9 +95,16 @@ export function verifyReport(report: BenchmarkReport, facts: Record<string, unkn
   return checks;
 }
 
-export function createBenchmarksService({ db, clock }: { db: Database; clock: () => number }) {
-  const requireServer = (accountId: number, serverId: number) => requireOwnServer(db, accountId, serverId);
+export interface BenchmarksDeps {
+  db: Database;
+  clock: () => number;
+  /** The account's servers: a run is listed or started only on a server the account owns. */
+  servers: Pick<ServersService, 'requireServer'>;
+  /** Benchmarks run only where the server's plan includes them (docs/decisions.md, "Plans that tell the truth"). */
+  catalog: Pick<CatalogService, 'requireCapability'>;
+}
 
+export function createBenchmarksService({ db, clock, servers, catalog }: BenchmarksDeps) {
   /** The run a bmt_ token belongs to; the path's run id must be that run (another run's token is refused). */
   async function runForToken(rawToken: string | null, runId: number | null): Promise<BenchmarkRunRow> {
     if (!rawToken || !isWellFormedToken('benchmark', rawToken)) throw unauthorized('missing or invalid run token');
@@ -128,12 +131,13 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
 
   return {
     async list(accountId: number, serverId: number) {
-      await requireServer(accountId, serverId);
-      return (await listRuns(db, serverId)).map(runView);
+      const server = await servers.requireServer(accountId, serverId);
+      return (await listRuns(db, server.id)).map(runView);
     },
 
     async create(accountId: number, serverId: number, label: string) {
-      await requireServer(accountId, serverId);
+      const server = await servers.requireServer(accountId, serverId);
+      await catalog.requireCapability(accountId, server.product_id, 'benchmarks', 'benchmarks');
       if (await findActiveRun(db, serverId)) throw conflict('a benchmark is already pending or running on this server');
       const now = clock();
       const run = await insertRun(db, {
@@ -211,7 +215,7 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
         return;
       }
       const report = parseInput(benchmarkReport, body, 'body');
-      const facts = parseJson<Record<string, unknown>>(await serverFactsText(db, run.server_id), {});
+      const facts = serverFacts(await serverFactsText(db, run.server_id));
       const scores = scoreBenchmark(report.measurements);
       const checks = verifyReport(report, facts);
       const skipped = Object.entries(report.skipped).map(([section, why]) => `${section} not measured: ${why}`);
@@ -224,7 +228,7 @@ export function createBenchmarksService({ db, clock }: { db: Database; clock: ()
         score_total: scores.total,
         verified: checks.every((c) => c.ok) ? 1 : 0,
         checks: JSON.stringify(checks),
-        hardware: JSON.stringify(report.hardware),
+        hardware: storedReport(report),
         finished_at: now,
         updated_at: now,
         log: appendLog(run, [...skipped, `done: total ${scores.total ?? 'n/a'}`]),

@@ -1,7 +1,22 @@
 import type { Database } from '../db/schema.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, conflict, forbidden, isUniqueViolation, notFound } from '../errors.js';
+import { parseJson } from '../json.js';
 import { countCatalog, findCatalogItem, insertCatalogItem, listCatalog } from '../repositories/catalog.repository.js';
-import { findProduct, insertProduct, listProducts } from '../repositories/products.repository.js';
+import {
+  countUsableEnrolmentTokens,
+  findProduct,
+  insertProduct,
+  listProducts,
+  removeProduct,
+} from '../repositories/products.repository.js';
+
+/**
+ * What a plan can include that the console enforces (docs/decisions.md, "Plans that tell the truth").
+ * The catalog's `features` are words for people; every one of them is either true of every plan or
+ * backed by one of these keys.
+ */
+export const PLAN_CAPABILITIES = ['benchmarks'] as const;
+export type PlanCapability = (typeof PLAN_CAPABILITIES)[number];
 
 export const DEFAULT_CATALOG = [
   {
@@ -12,7 +27,12 @@ export const DEFAULT_CATALOG = [
     currency: 'USD',
     interval: 'month' as const,
     server_limit: 3,
-    features: ['Health score and live metrics', 'Allow and block lists', 'Attack webhooks'],
+    features: [
+      'Health score and live metrics',
+      'Allow and block lists, blocklist feeds and geo rules',
+      'Attack webhooks',
+    ],
+    includes: [] as PlanCapability[],
   },
   {
     sku: 'pro',
@@ -22,17 +42,19 @@ export const DEFAULT_CATALOG = [
     currency: 'USD',
     interval: 'month' as const,
     server_limit: 25,
-    features: ['Everything in Starter', 'Benchmarks with verification', 'Blocklist feeds and geo rules'],
+    features: ['Everything in Starter', 'Benchmarks with verification'],
+    includes: ['benchmarks'] as PlanCapability[],
   },
   {
     sku: 'fleet',
     name: 'Fleet',
-    description: 'Large fleets with priority support.',
+    description: 'Large fleets, with room to grow.',
     price_cents: 9900,
     currency: 'USD',
     interval: 'month' as const,
     server_limit: 250,
-    features: ['Everything in Pro', 'Priority support tickets', 'Several console processes'],
+    features: ['Everything in Pro', 'Up to 250 servers'],
+    includes: ['benchmarks'] as PlanCapability[],
   },
 ];
 
@@ -48,8 +70,14 @@ export function catalogView(row: CatalogRow) {
     currency: row.currency,
     interval: row.interval,
     server_limit: row.server_limit,
-    features: JSON.parse(row.features) as string[],
+    features: parseJson<string[]>(row.features, []),
+    includes: capabilities(row.includes),
   };
+}
+
+function capabilities(json: string): PlanCapability[] {
+  const value = parseJson<unknown>(json, []);
+  return Array.isArray(value) ? PLAN_CAPABILITIES.filter((c) => value.includes(c)) : [];
 }
 
 type ProductRow = Awaited<ReturnType<typeof listProducts>>[number];
@@ -65,6 +93,7 @@ function productView(row: ProductRow) {
     interval: row.interval,
     server_limit: row.server_limit,
     servers_used: Number(row.servers_used ?? 0),
+    includes: capabilities(row.includes),
     created_at: row.created_at,
   };
 }
@@ -75,7 +104,12 @@ export function createCatalogService({ db, clock }: { db: Database; clock: () =>
     async seed() {
       if ((await countCatalog(db)) > 0) return;
       for (const item of DEFAULT_CATALOG) {
-        await insertCatalogItem(db, { ...item, features: JSON.stringify(item.features), created_at: clock() });
+        await insertCatalogItem(db, {
+          ...item,
+          features: JSON.stringify(item.features),
+          includes: JSON.stringify(item.includes),
+          created_at: clock(),
+        });
       }
     },
 
@@ -87,6 +121,7 @@ export function createCatalogService({ db, clock }: { db: Database; clock: () =>
       const row = await insertCatalogItem(db, {
         ...item,
         features: JSON.stringify(item.features),
+        includes: JSON.stringify(item.includes),
         created_at: clock(),
       });
       if (!row) throw badRequest(`sku: ${item.sku} is already in the catalog`);
@@ -103,10 +138,55 @@ export function createCatalogService({ db, clock }: { db: Database; clock: () =>
       return productView(row);
     },
 
+    /** Adds a product; a free plan once at a time per account (docs/decisions.md, "Plans that tell the truth"). */
     async addProduct(accountId: number, catalogId: number) {
-      if (!(await findCatalogItem(db, catalogId))) throw badRequest('catalog_id: no catalog item with this id');
-      const { id } = await insertProduct(db, { account_id: accountId, catalog_id: catalogId, created_at: clock() });
-      return productView((await findProduct(db, accountId, id))!);
+      const item = await findCatalogItem(db, catalogId);
+      if (!item) throw badRequest('catalog_id: no catalog item with this id');
+      const free = item.price_cents === 0;
+      try {
+        const { id } = await insertProduct(db, {
+          account_id: accountId,
+          catalog_id: catalogId,
+          created_at: clock(),
+          free_slot: free ? 1 : null,
+        });
+        return productView((await findProduct(db, accountId, id))!);
+      } catch (err) {
+        if (!free || !isUniqueViolation(err)) throw err;
+        const held = (await listProducts(db, accountId)).find((p) => p.price_cents === 0);
+        throw conflict(
+          `catalog_id: one free plan per account at a time, and this account already has ${held ? `${held.name} (product ${held.id})` : 'one'}; remove it first or choose a paid plan`,
+        );
+      }
+    },
+
+    /** Removes a product that no server uses and no enrolment token can still add a server to. */
+    async removeProduct(accountId: number, id: number) {
+      const product = await findProduct(db, accountId, id);
+      if (!product) throw notFound('product');
+      const inUse = () =>
+        conflict(
+          `product: ${product.name} (product ${id}) still has servers; remove them or move them to another product first`,
+        );
+      if (Number(product.servers_used ?? 0) > 0) throw inUse();
+      const now = clock();
+      const tokens = await countUsableEnrolmentTokens(db, id, now);
+      if (tokens > 0) {
+        throw conflict(
+          `product: ${tokens} enrolment token${tokens === 1 ? '' : 's'} can still add servers to ${product.name} (product ${id}); revoke ${tokens === 1 ? 'it' : 'them'} first`,
+        );
+      }
+      if (!(await removeProduct(db, accountId, id, now))) throw inUse();
+    },
+
+    /** 403 unless the plan of the product holds `capability`, naming the plan and what to do. */
+    async requireCapability(accountId: number, productId: number, capability: PlanCapability, what: string) {
+      const product = await findProduct(db, accountId, productId);
+      if (product && capabilities(product.includes).includes(capability)) return;
+      const plans = (await listCatalog(db)).filter((i) => capabilities(i.includes).includes(capability));
+      throw forbidden(
+        `${what} ${product ? `are not in the ${product.name} plan` : 'need a product'}; ${plans.length > 0 ? `they come with ${plans.map((p) => p.name).join(' or ')}: add that product and move the server to it` : 'no plan in this catalog includes them'}`,
+      );
     },
 
     /** What the account's products cost, per billing interval and currency. */

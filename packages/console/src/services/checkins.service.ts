@@ -1,4 +1,10 @@
-import { type CheckinAnswer, checkinRequestSchema, hashToken, isWellFormedToken } from '@palisade/protocol';
+import {
+  type CheckinAnswer,
+  type CheckinSample,
+  checkinRequestSchema,
+  hashToken,
+  isWellFormedToken,
+} from '@palisade/protocol';
 import type { ConsoleConfig } from '../config.js';
 import type { Database, SampleRow } from '../db/schema.js';
 import { badRequest, unauthorized } from '../errors.js';
@@ -8,6 +14,7 @@ import {
   deleteSamplesOlderThan,
   insertSample,
   rawSamplesSince,
+  rawSampleTimes,
   samplesOlderThan,
 } from '../repositories/samples.repository.js';
 import { findServerByDaemonToken, updateServer } from '../repositories/servers.repository.js';
@@ -41,6 +48,27 @@ function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'e
     tx_pps: num('tx_pps'),
     net_errors_ps: num('net_errors_ps'),
   };
+}
+
+/** A check-in sample as a `samples` row: the eight figures in columns, the rest as `extra` JSON. */
+function sampleRow(sample: CheckinSample, ts: number) {
+  const { ts: _ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, ...extra } = sample;
+  return {
+    ts,
+    cpu_pct,
+    mem_used_mb,
+    mem_total_mb,
+    disk_used_pct,
+    load1,
+    rx_bps,
+    tx_bps,
+    extra: JSON.stringify(extra),
+  };
+}
+
+/** The sample's `attacks_active` (docs/fleet.md, "Server states"), or null when the agent did not send a count. */
+function activeAttacks(value: unknown): number | null {
+  return typeof value === 'number' && value >= 0 ? Math.min(Math.round(value), 2 ** 31 - 1) : null;
 }
 
 /** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
@@ -78,31 +106,27 @@ export function createCheckinsService({
       const input = parsed.data;
       const now = clock();
       const ts = Math.abs(input.sample.ts - now) <= CLOCK_SKEW_MS ? input.sample.ts : now;
-      const {
-        ts: _ts,
-        cpu_pct,
-        mem_used_mb,
-        mem_total_mb,
-        disk_used_pct,
-        load1,
-        rx_bps,
-        tx_bps,
-        ...extra
-      } = input.sample;
-      const sample = {
-        ts,
-        cpu_pct,
-        mem_used_mb,
-        mem_total_mb,
-        disk_used_pct,
-        load1,
-        rx_bps,
-        tx_bps,
-        extra: JSON.stringify(extra),
-      };
+      const sample = sampleRow(input.sample, ts);
       const cores = typeof input.facts.cores === 'number' ? input.facts.cores : 1;
 
+      // Samples from an outage keep their own time, if it is within raw retention and not ahead of the
+      // console; others are skipped (not refused, so one bad clock reading cannot block check-ins).
+      const oldest = now - config.retention.rawHours * 3600_000;
+      const past = (input.past_samples ?? []).filter(
+        (p) => p.ts >= oldest && p.ts <= now + CLOCK_SKEW_MS && p.ts !== ts,
+      );
+
       await db.transaction().execute(async (trx) => {
+        const known = await rawSampleTimes(
+          trx,
+          server.id,
+          past.map((p) => p.ts),
+        );
+        for (const p of past) {
+          if (known.has(p.ts)) continue;
+          known.add(p.ts);
+          await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sampleRow(p, p.ts) });
+        }
         await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sample });
         const recent = await rawSamplesSince(trx, server.id, ts - SCORE_WINDOW_MS);
         const base = scoreFromSamples(recent.map(toScoreSample), cores);
@@ -115,6 +139,7 @@ export function createCheckinsService({
           latest_sample: JSON.stringify({ ...input.sample, ts }),
           score_base: JSON.stringify(base),
           score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
+          attacks_active: activeAttacks(input.sample.attacks_active),
         });
       });
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();

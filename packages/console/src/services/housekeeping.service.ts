@@ -2,6 +2,7 @@ import type { Database } from '../db/schema.js';
 import { acquireLease, releaseLease } from '../repositories/job-leases.repository.js';
 import { deleteEndedWindows } from '../repositories/rate-limits.repository.js';
 import { deleteExpiredSessions } from '../repositories/sessions.repository.js';
+import { deleteExpiredLoginChallenges } from '../repositories/two-factor.repository.js';
 
 /** How long one round may hold its lease before another process may take it over. */
 const LEASE_MS = 10 * 60_000;
@@ -22,7 +23,11 @@ export function createHousekeepingService({ db, clock }: { db: Database; clock: 
       }
       return true;
     },
-    expireSessions: () => deleteExpiredSessions(db, clock()),
+    /** Expired sessions, and sign-ins that never got their two-factor code. */
+    async expireSessions() {
+      await deleteExpiredSessions(db, clock());
+      await deleteExpiredLoginChallenges(db, clock());
+    },
     expireRateLimitWindows: () => deleteEndedWindows(db, clock()),
   };
 }

@@ -1,7 +1,7 @@
-import type { ScoreComponents } from '@palisade/protocol';
+import { ageText, SCORE_WEIGHTS, type ScoreComponents } from '@palisade/protocol';
 
 /** Component weights; they add up to 1000. The model is explained with worked examples in docs/score.md. */
-export const WEIGHTS = { cpu: 200, memory: 200, disk: 150, network: 150, stability: 150, freshness: 150 } as const;
+export const WEIGHTS = SCORE_WEIGHTS;
 
 /** Samples older than this before the newest one do not count towards the score. */
 export const SCORE_WINDOW_MS = 10 * 60 * 1000;
@@ -82,19 +82,11 @@ export function scoreFromSamples(all: readonly ScoreSample[], cores: number): Sc
   return { components: { cpu, memory, disk, network, stability }, notes };
 }
 
-function ago(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 120) return `${s} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  if (s < 172_800) return `${Math.round(s / 3600)} h`;
-  return `${Math.round(s / 86_400)} days`;
-}
-
 /** Full points up to a minute after the last check-in, none after ten minutes. */
 export function freshness(lastSeen: number, now: number): { points: number; note: string | null } {
   const age = Math.max(0, now - lastSeen);
   const points = Math.round(WEIGHTS.freshness * linear(age, 60_000, 600_000));
-  return { points, note: points < WEIGHTS.freshness ? `Last check-in ${ago(age)} ago` : null };
+  return { points, note: points < WEIGHTS.freshness ? `Last check-in ${ageText(age)} ago` : null };
 }
 
 /** The whole score at read time: the stored sample-based part plus freshness from the check-in age now. */
@@ -125,4 +117,12 @@ export function serverScoreTotal(lastSeen: number | null, baseTotal: number | nu
   if (lastSeen === null) return 0;
   const fresh = freshness(lastSeen, now).points;
   return now - lastSeen > STALE_AFTER_MS || baseTotal === null ? fresh : baseTotal + fresh;
+}
+
+/**
+ * The score as it was at the last check-in (full freshness then): what an offline server shows,
+ * greyed and labelled with its time, instead of a number that decays as if it were measured now.
+ */
+export function lastKnownScore(lastSeen: number | null, baseTotal: number | null) {
+  return lastSeen === null ? null : { score: (baseTotal ?? 0) + WEIGHTS.freshness, at: lastSeen };
 }

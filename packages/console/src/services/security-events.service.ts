@@ -4,6 +4,7 @@ import {
   insertSecurityEvent,
   listSecurityEvents,
 } from '../repositories/security-events.repository.js';
+import type { PageRequest } from '../validation.js';
 
 /** Events are kept this long, then deleted by housekeeping. */
 export const SECURITY_EVENT_RETENTION_MS = 30 * 86_400_000;
@@ -28,7 +29,7 @@ export function createSecurityEventsService({ db, clock }: { db: Database; clock
         created_at: clock(),
       });
     },
-    list: (accountId: number, limit: number) => listSecurityEvents(db, accountId, limit),
+    list: (accountId: number, page: PageRequest) => listSecurityEvents(db, accountId, page),
     expire: () => deleteSecurityEventsBefore(db, clock() - SECURITY_EVENT_RETENTION_MS),
   };
 }

@@ -10,6 +10,7 @@ import {
   listTickets,
   updateTicket,
 } from '../repositories/tickets.repository.js';
+import type { PageRequest } from '../validation.js';
 import type { NotificationsService, TicketNotification } from './notifications.service.js';
 
 const REF_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
@@ -109,8 +110,10 @@ export function createTicketsService({
       return detail(created!);
     },
 
-    async list(filter: { accountId?: number; status?: 'open' | 'closed' }) {
-      return (await listTickets(db, filter)).map(ticketView);
+    /** A page of tickets (docs/api.md, "Lists that page"). */
+    async list(filter: { accountId?: number; status?: 'open' | 'closed' }, page: PageRequest) {
+      const { items, next_cursor, total } = await listTickets(db, filter, page);
+      return { tickets: items.map(ticketView), next_cursor, total };
     },
 
     async get(id: number, owner: number | null) {

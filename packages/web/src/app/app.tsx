@@ -1,10 +1,11 @@
+import type { Me } from '@palisade/protocol';
 import { useEffect, useMemo } from 'react';
-import { Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
+import { Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
 import { Loading } from '../components/states';
 import { meKey, useMe } from '../features/auth/api/get-me';
+import { isProtectionSection, ProtectionPanel } from '../features/protection/components/protection-panel';
 import { ApiError, setUnauthorizedHandler } from '../lib/api';
 import { invalidate } from '../lib/query';
-import type { Me } from '../lib/wire';
 import { Layout } from './layout';
 import { RegisterPage, SignInPage, safeNext } from './pages/auth-pages';
 import { AddServerPage, FleetPage } from './pages/fleet-pages';
@@ -22,11 +23,31 @@ function positiveId(raw: string | undefined): number | null {
 const isServerTab = (tab: string | undefined): tab is ServerTab => SERVER_TABS.some((t) => t.id === tab);
 const isSettingsTab = (tab: string | undefined): tab is SettingsTab => SETTINGS_TABS.some((t) => t.id === tab);
 
-/** `/dashboard/servers/:id` and `/dashboard/servers/:id/:tab`: a positive id and a known tab, else not found. */
-function ServerRoute({ me }: { me: Me }) {
-  const { id: raw, tab = 'overview' } = useParams();
+/**
+ * `/dashboard/servers/:id` and `/dashboard/servers/:id/:tab`: a positive id and a known tab, else not
+ * found. The protection tab is its own route (`tab` given), whose sub-pages are nested routes.
+ */
+function ServerRoute({ me, tab: fixed }: { me: Me; tab?: ServerTab }) {
+  const params = useParams();
+  const { id: raw } = params;
+  const tab = fixed ?? params.tab ?? 'overview';
   const id = positiveId(raw);
   return id && isServerTab(tab) ? <ServerPage key={id} id={id} tab={tab} me={me} /> : <NotFoundPage />;
+}
+
+/** `/dashboard/servers/:id/protection/:section`: one protection sub-page (docs/dashboard.md). */
+function ProtectionRoute({ me }: { me: Me }) {
+  const { id: raw, section } = useParams();
+  const id = positiveId(raw);
+  if (!id || !isProtectionSection(section)) return <NotFoundPage />;
+  return (
+    <ProtectionPanel
+      serverId={id}
+      section={section}
+      canRead={me.permissions.includes('control.read')}
+      canEdit={me.permissions.includes('control.edit')}
+    />
+  );
 }
 
 function TicketRoute({ admin }: { admin: boolean }) {
@@ -34,9 +55,9 @@ function TicketRoute({ admin }: { admin: boolean }) {
   return id ? <TicketPage key={`${admin ? 'a' : ''}${id}`} id={id} admin={admin} /> : <NotFoundPage />;
 }
 
-function SettingsRoute() {
+function SettingsRoute({ me }: { me: Me }) {
   const { tab = 'api' } = useParams();
-  return isSettingsTab(tab) ? <SettingsPage tab={tab} /> : <NotFoundPage />;
+  return isSettingsTab(tab) ? <SettingsPage tab={tab} me={me} /> : <NotFoundPage />;
 }
 
 /** The route table (React Router; docs/decisions.md, "Dashboard router"): exact, case-sensitive paths. */
@@ -47,6 +68,10 @@ function DashboardRoutes({ me }: { me: Me }) {
       <Route caseSensitive path="/dashboard" element={<FleetPage />} />
       <Route caseSensitive path="/dashboard/servers/add" element={<AddServerPage />} />
       <Route caseSensitive path="/dashboard/servers/:id" element={<ServerRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/servers/:id/protection" element={<ServerRoute me={me} tab="protection" />}>
+        <Route index element={<Navigate to="lists" replace />} />
+        <Route caseSensitive path=":section" element={<ProtectionRoute me={me} />} />
+      </Route>
       <Route caseSensitive path="/dashboard/servers/:id/:tab" element={<ServerRoute me={me} />} />
       <Route caseSensitive path="/dashboard/tickets" element={<TicketsPage />} />
       <Route caseSensitive path="/dashboard/tickets/new" element={<NewTicketPage />} />
@@ -57,8 +82,8 @@ function DashboardRoutes({ me }: { me: Me }) {
         path="/dashboard/admin/tickets/:id"
         element={admin ? <TicketRoute admin /> : <NotFoundPage />}
       />
-      <Route caseSensitive path="/dashboard/settings" element={<SettingsRoute />} />
-      <Route caseSensitive path="/dashboard/settings/:tab" element={<SettingsRoute />} />
+      <Route caseSensitive path="/dashboard/settings" element={<SettingsRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/settings/:tab" element={<SettingsRoute me={me} />} />
       <Route path="*" element={<NotFoundPage />} />
     </Routes>
   );

@@ -1,7 +1,8 @@
+import type { Me } from '@palisade/protocol';
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { useSignOut } from '../features/auth/api/sign-out';
-import type { Me } from '../lib/wire';
+import { setTheme, THEMES, type Theme, useTheme } from '../lib/theme';
 
 function NavLink({ to, children, match }: { to: string; children: ReactNode; match: (path: string) => boolean }) {
   const path = useLocation().pathname;
@@ -9,6 +10,23 @@ function NavLink({ to, children, match }: { to: string; children: ReactNode; mat
     <Link to={to} aria-current={match(path) ? 'page' : undefined}>
       {children}
     </Link>
+  );
+}
+
+/** System / Light / Dark, remembered per browser (lib/theme.ts); in the header of every page, signed in or not. */
+function ThemePicker() {
+  const theme = useTheme();
+  return (
+    <label className="theme-picker">
+      <span className="theme-picker-word">Theme</span>
+      <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)}>
+        {THEMES.map((t) => (
+          <option key={t.id} value={t.id}>
+            {t.label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -21,16 +39,19 @@ function useFocusOnNavigate(path: string) {
       first.current = false;
       return;
     }
-    // The new page may still be loading (e.g. after sign-out the account is asked for again):
-    // look for its heading for up to 2 s.
+    // The new page may still be loading (e.g. after sign-out the account is asked for again, which
+    // a busy console can take seconds to answer): look for its heading for up to 10 s, unless the
+    // user has meanwhile put focus somewhere in the page themselves.
     let tries = 0;
     let timer: ReturnType<typeof setTimeout>;
     const focusHeading = () => {
+      const active = document.activeElement;
+      if (active && active !== document.body && document.querySelector('main')?.contains(active)) return;
       const heading = document.querySelector<HTMLElement>('main h1');
       if (heading) {
         heading.tabIndex = -1;
         heading.focus({ preventScroll: true });
-      } else if (++tries < 40) timer = setTimeout(focusHeading, 50);
+      } else if (++tries < 200) timer = setTimeout(focusHeading, 50);
     };
     timer = setTimeout(focusHeading, 50);
     return () => clearTimeout(timer);
@@ -103,6 +124,7 @@ export function Layout({ me, children }: { me: Me | null; children: ReactNode })
             </nav>
           </>
         ) : null}
+        <ThemePicker />
       </header>
       {signOut.error ? (
         <p className="state state-error" role="alert">

@@ -1,4 +1,5 @@
-import { scoreBand } from '../lib/format';
+import type { ServerStateName } from '@palisade/protocol';
+import { scoreBand, since } from '../lib/format';
 
 const WORDS = { good: 'Good', fair: 'Fair', poor: 'Poor' } as const;
 
@@ -13,6 +14,62 @@ export function ScoreBadge({ score, large }: { score: number; large?: boolean })
   );
 }
 
-export function OnlineBadge({ online }: { online: boolean }) {
-  return <span className={`pill ${online ? 'pill-ok' : 'pill-off'}`}>{online ? 'Online' : 'Offline'}</span>;
+/**
+ * An offline server's score: the value of its last check-in, greyed and labelled with its time,
+ * never in a band's colour (docs/fleet.md, "Server states").
+ */
+export function LastKnownScore({
+  score,
+  at,
+  asOf,
+  large,
+}: {
+  score: number;
+  at: number;
+  asOf: number;
+  large?: boolean;
+}) {
+  return (
+    <span className={`score score-stale${large ? ' score-large' : ''}`} data-testid="last-known-score">
+      <strong>{score}</strong>
+      <span className="score-word">last known, {since(at, asOf)}</span>
+    </span>
+  );
+}
+
+/** The score a server shows in its state: live, or the last known one when offline. */
+export function ServerScore({
+  server,
+  large,
+}: {
+  server: { score: number; last_known_score: { score: number; at: number } | null; as_of: number };
+  large?: boolean;
+}) {
+  const last = server.last_known_score;
+  return last ? (
+    <LastKnownScore score={last.score} at={last.at} asOf={server.as_of} large={large} />
+  ) : (
+    <ScoreBadge score={server.score} large={large} />
+  );
+}
+
+const STATE_WORDS: Record<ServerStateName, { text: string; pill: string }> = {
+  online: { text: 'Online', pill: 'pill-ok' },
+  unreachable: { text: 'Unreachable', pill: 'pill-warn' },
+  offline: { text: 'Offline', pill: 'pill-off' },
+};
+
+/** The server's state in a word; the reason goes in the title (and is shown beside it on the server page). */
+export function StateBadge({ state, reason }: { state: ServerStateName; reason?: string }) {
+  const { text, pill } = STATE_WORDS[state];
+  return (
+    <span className={`pill ${pill}`} data-testid="state-badge" title={reason}>
+      {text}
+    </span>
+  );
+}
+
+export function UnderAttackBadge({ count }: { count: number | null }) {
+  if (!count) return null;
+  return <span className="pill pill-bad">Under attack ({count})</span>;
 }

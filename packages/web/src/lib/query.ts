@@ -2,6 +2,7 @@ import {
   notifyManager,
   QueryClient,
   type QueryKey,
+  useInfiniteQuery,
   useMutation as useTanstackMutation,
   useQuery as useTanstackQuery,
 } from '@tanstack/react-query';
@@ -36,12 +37,12 @@ export function createQueryClient() {
 export const queryClient = createQueryClient();
 
 /**
- * Makes every query whose key starts with `prefix` fetch again (those on screen at once). A request
+ * Makes every query whose key starts with `prefix` (or, `exact`, only that key) fetch again (those on screen at once). A request
  * already on its way is kept, not cancelled: a 401 asks for the account again from inside the
  * account's own request (app/app.tsx), which must not cancel and restart itself.
  */
-export const invalidate = (prefix: QueryKey) =>
-  queryClient.invalidateQueries({ queryKey: prefix }, { cancelRefetch: false });
+export const invalidate = (prefix: QueryKey, { exact = false }: { exact?: boolean } = {}) =>
+  queryClient.invalidateQueries({ queryKey: prefix, exact }, { cancelRefetch: false });
 
 /** Puts a known answer in the cache (e.g. the account a sign-in returned), without a request. */
 export const setQueryData = (key: QueryKey, data: unknown) => queryClient.setQueryData(key, data);
@@ -89,6 +90,60 @@ export function useQuery<T>(
     refetch: async () => {
       await query.refetch();
     },
+  };
+}
+
+/** One page of a list that pages (docs/api.md, "Lists that page"). */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+  total: number;
+}
+
+export interface PagedState<T> extends QueryState<{ items: T[]; total: number }> {
+  /** Whether the console has more after the pages loaded. */
+  hasMore: boolean;
+  loadingMore: boolean;
+  loadMore: () => void;
+}
+
+/**
+ * A list read a page at a time: the pages loaded so far as one list (an item that moved between
+ * pages while they loaded is shown once), with the total of the newest page and "load more".
+ */
+export function usePagedQuery<T extends { id: number }>(
+  key: QueryKey,
+  fetchPage: (cursor: string | null) => Promise<Page<T>>,
+  options: QueryOptions = {},
+): PagedState<T> {
+  const { intervalMs } = options;
+  const query = useInfiniteQuery({
+    queryKey: key,
+    queryFn: ({ pageParam }) => fetchPage(pageParam),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_cursor,
+    ...(intervalMs
+      ? { refetchInterval: intervalMs, refetchIntervalInBackground: false, refetchOnWindowFocus: true }
+      : {}),
+  });
+  let data: { items: T[]; total: number } | undefined;
+  if (query.data) {
+    const seen = new Set<number>();
+    const items = query.data.pages.flatMap((p) => p.items).filter((i) => !seen.has(i.id) && seen.add(i.id));
+    data = { items, total: query.data.pages[0]?.total ?? items.length };
+  }
+  return {
+    data,
+    error: query.error,
+    errorMessage: query.error ? errorText(query.error) : null,
+    loading: query.isPending,
+    fetching: query.isFetching,
+    refetch: async () => {
+      await query.refetch();
+    },
+    hasMore: query.hasNextPage,
+    loadingMore: query.isFetchingNextPage,
+    loadMore: () => void query.fetchNextPage(),
   };
 }
 

@@ -5,6 +5,16 @@ import { signingAndTickets } from './0003-signing-and-tickets.js';
 import { scaleOut } from './0004-scale-out.js';
 import { benchmarkHandoff } from './0005-benchmark-handoff.js';
 import { signatureReplay } from './0006-signature-replay.js';
+import { enrolmentTokens } from './0007-enrolment-tokens.js';
+import { notificationDelivery } from './0008-notification-delivery.js';
+import { serverReachability } from './0009-server-reachability.js';
+import { alerts } from './0010-alerts.js';
+import { accountSecurity } from './0011-account-security.js';
+import { alertRuleActivation } from './0012-alert-rule-activation.js';
+import { serverTags } from './0013-server-tags.js';
+import { plansAndPaging } from './0014-plans-and-paging.js';
+import { auditLog } from './0016-audit-log.js';
+import { alertRuleTags } from './0017-alert-rule-tags.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -18,6 +28,16 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0004_scale_out': scaleOut,
     '0005_benchmark_handoff': benchmarkHandoff,
     '0006_signature_replay': signatureReplay,
+    '0007_enrolment_tokens': enrolmentTokens(dialect),
+    '0008_notification_delivery': notificationDelivery,
+    '0009_server_reachability': serverReachability,
+    '0010_alerts': alerts(dialect),
+    '0011_account_security': accountSecurity(dialect),
+    '0012_alert_rule_activation': alertRuleActivation,
+    '0013_server_tags': serverTags,
+    '0014_plans_and_paging': plansAndPaging,
+    '0016_audit_log': auditLog(dialect),
+    '0017_alert_rule_tags': alertRuleTags,
   };
 }
 

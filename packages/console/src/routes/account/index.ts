@@ -1,23 +1,52 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest } from '../../errors.js';
-import { requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
-import { parseInput } from '../../validation.js';
+import { requireSession, requireSessionOrSigned, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
+import { accountView } from '../../services/accounts.service.js';
+import { newPasswordSchema } from '../../services/passwords.js';
+import { parseInput, parsePage } from '../../validation.js';
 
 const webhookBody = z.object({
   url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL'),
 });
 
-import { accountView } from '../../services/accounts.service.js';
+/** A password being confirmed: any length the console could have stored. */
+const currentPassword = z.string().min(1, 'must not be empty').max(1024, 'at most 1024 characters');
+const code = z.string().trim().min(1, 'must not be empty').max(20, 'at most 20 characters');
+
+const passwordBody = z.object({ old_password: currentPassword, new_password: newPasswordSchema });
+const passwordOnlyBody = z.object({ password: currentPassword });
+const codeBody = z.object({ code });
+const proofBody = z.object({ password: currentPassword.optional(), code: code.optional() });
+
+/** The request a security event is recorded for: the route the router matched, not the raw URL. */
+const contextOf = (request: FastifyRequest) => ({
+  method: request.method,
+  path: request.routeOptions.url ?? request.url.split('?')[0]!,
+  ip: request.ip,
+});
+
+/**
+ * Every check of the password or a code counts against the login limit, per account: a stolen
+ * session cookie is not a password oracle from however many addresses (docs/security.md).
+ */
+async function limitGuesses(request: FastifyRequest) {
+  const verdict = await request.server.limits.consume('login', `account:${request.account!.id}`);
+  if (!verdict.allowed) throw tooManyAttempts(verdict.resetS);
+}
 
 export default async function accountRoutes(app: FastifyInstance) {
   app.get('/api/account/me', { preHandler: requireSessionOrSigned, config: { signed: true } }, async (request) => ({
     data: accountView(request.account!),
   }));
 
-  app.get('/api/account/webhook', { preHandler: requireSession }, async (request) => ({
-    data: await app.services.notifications.webhook(request.account!.id),
-  }));
+  app.get<{ Querystring: { cursor?: string; limit?: string } }>(
+    '/api/account/webhook',
+    { preHandler: requireSession },
+    async (request) => ({
+      data: await app.services.notifications.webhook(request.account!.id, parsePage(request.query)),
+    }),
+  );
 
   app.put('/api/account/webhook', { preHandler: requireSession }, async (request) => {
     const { url } = parseInput(webhookBody, request.body, 'body');
@@ -29,14 +58,79 @@ export default async function accountRoutes(app: FastifyInstance) {
     return { data: { deleted: true } };
   });
 
-  app.get<{ Querystring: { limit?: string } }>(
+  app.get<{ Querystring: { cursor?: string; limit?: string } }>(
     '/api/security/events',
     { preHandler: requireSession },
+    async (request) => ({
+      data: await app.services.securityEvents.list(request.account!.id, parsePage(request.query)),
+    }),
+  );
+
+  app.post('/api/account/password', { preHandler: requireSession }, async (request) => {
+    const body = parseInput(passwordBody, request.body, 'body');
+    await limitGuesses(request);
+    const ended = await app.services.accountSecurity.changePassword(
+      request.account!,
+      request.sessionId!,
+      body.old_password,
+      body.new_password,
+      contextOf(request),
+    );
+    return { data: { changed: true, sessions_ended: ended } };
+  });
+
+  app.get('/api/account/sessions', { preHandler: requireSession }, async (request) => ({
+    data: { sessions: await app.services.accountSecurity.listSessions(request.account!.id, request.sessionId!) },
+  }));
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/account/sessions/:id',
+    { preHandler: requireSession },
     async (request) => {
-      const raw = request.query.limit ?? '50';
-      if (!/^[0-9]{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 200)
-        throw badRequest('limit: expected 1 to 200');
-      return { data: { events: await app.services.securityEvents.list(request.account!.id, Number(raw)) } };
+      if (!/^[0-9a-f]{64}$/.test(request.params.id)) throw badRequest('id: expected a session id (64 hex characters)');
+      await app.services.accountSecurity.revokeSession(request.account!.id, request.params.id);
+      return { data: { revoked: true } };
     },
   );
+
+  app.post('/api/account/sessions/revoke-others', { preHandler: requireSession }, async (request) => ({
+    data: {
+      sessions_ended: await app.services.accountSecurity.revokeOtherSessions(
+        request.account!,
+        request.sessionId!,
+        contextOf(request),
+      ),
+    },
+  }));
+
+  app.get('/api/account/two-factor', { preHandler: requireSession }, async (request) => ({
+    data: await app.services.accountSecurity.twoFactorStatus(request.account!),
+  }));
+
+  app.post('/api/account/two-factor/setup', { preHandler: requireSession }, async (request) => {
+    const body = parseInput(passwordOnlyBody, request.body, 'body');
+    await limitGuesses(request);
+    return { data: await app.services.accountSecurity.setupTwoFactor(request.account!, body.password) };
+  });
+
+  app.post('/api/account/two-factor/enable', { preHandler: requireSession }, async (request) => {
+    const body = parseInput(codeBody, request.body, 'body');
+    await limitGuesses(request);
+    const codes = await app.services.accountSecurity.enableTwoFactor(request.account!, body.code, contextOf(request));
+    return { data: { enabled: true, recovery_codes: codes } };
+  });
+
+  app.post('/api/account/two-factor/disable', { preHandler: requireSession }, async (request) => {
+    const body = parseInput(proofBody, request.body, 'body');
+    await limitGuesses(request);
+    return { data: await app.services.accountSecurity.disableTwoFactor(request.account!, body, contextOf(request)) };
+  });
+
+  app.delete('/api/account', { preHandler: requireSession }, async (request, reply) => {
+    const body = parseInput(proofBody, request.body ?? {}, 'body');
+    await limitGuesses(request);
+    await app.services.accountSecurity.deleteAccount(request.account!, body, contextOf(request));
+    reply.header('set-cookie', sessionCookie(request, '', 0));
+    return { data: { account_deleted: true } };
+  });
 }

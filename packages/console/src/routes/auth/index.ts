@@ -1,17 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { readCookie, SESSION_COOKIE, tooManyAttempts } from '../../plugins/auth.js';
+import { readCookie, SESSION_COOKIE, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
 import type { LimitName } from '../../plugins/rate-limits.js';
 import { accountView, LoginRefused } from '../../services/accounts.service.js';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../../services/passwords.js';
+import { newPasswordSchema } from '../../services/passwords.js';
 import { parseInput } from '../../validation.js';
 
 const registerBody = z.object({
   email: z.email('expected an email address').max(254, 'at most 254 characters'),
-  password: z
-    .string()
-    .min(PASSWORD_MIN, `at least ${PASSWORD_MIN} characters`)
-    .max(PASSWORD_MAX, `at most ${PASSWORD_MAX} characters`),
+  password: newPasswordSchema,
   name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
 });
 
@@ -20,22 +17,21 @@ const loginBody = z.object({
   password: z.string().max(1024, 'at most 1024 characters'),
 });
 
-function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https' || request.server.config.publicUrl?.startsWith('https://') === true;
-}
-
-function sessionCookie(request: FastifyRequest, value: string, maxAgeS: number): string {
-  const secure = isHttps(request) ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAgeS}${secure}`;
-}
-
 async function limitPerIp(request: FastifyRequest, name: LimitName) {
   const verdict = await request.server.limits.consume(name, request.ip);
   if (!verdict.allowed) throw tooManyAttempts(verdict.resetS);
 }
 
+const twoFactorBody = z.object({
+  challenge: z.string().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  code: z.string().trim().min(1, 'must not be empty').max(20, 'at most 20 characters'),
+});
+
 async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: number) {
-  const session = await request.server.services.accounts.startSession(accountId);
+  const session = await request.server.services.accounts.startSession(accountId, {
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+  });
   reply.header('set-cookie', sessionCookie(request, session.id, session.maxAgeS));
 }
 
@@ -67,6 +63,22 @@ export default async function authRoutes(app: FastifyInstance) {
       }
       throw err;
     }
+    // Two-factor on: the password was right, but no session until the code is (docs/security.md).
+    if (account.totp_enabled_at !== null)
+      return { data: await app.services.accountSecurity.beginChallenge(account.id) };
+    await signIn(request, reply, account.id);
+    return { data: { account: accountView(account) } };
+  });
+
+  // The code step counts against the same per-IP limit as the password step.
+  app.post('/api/auth/login/two-factor', async (request, reply) => {
+    await limitPerIp(request, 'login');
+    const body = parseInput(twoFactorBody, request.body, 'body');
+    const account = await app.services.accountSecurity.completeChallenge(body.challenge, body.code, {
+      method: request.method,
+      path: '/api/auth/login/two-factor',
+      ip: request.ip,
+    });
     await signIn(request, reply, account.id);
     return { data: { account: accountView(account) } };
   });

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { notFound } from '../../errors.js';
 import { requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
-import { parseInput } from '../../validation.js';
+import { parseId, parseInput } from '../../validation.js';
 
 const addProductBody = z.object({
   catalog_id: z
@@ -21,6 +22,13 @@ export default async function catalogRoutes(app: FastifyInstance) {
     const { catalog_id } = parseInput(addProductBody, request.body, 'body');
     const product = await app.services.catalog.addProduct(request.account!.id, catalog_id);
     return reply.status(201).send({ data: { product } });
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/products/:id', { preHandler: requireSession }, async (request) => {
+    const id = parseId(request.params.id);
+    if (id === null) throw notFound('product');
+    await app.services.catalog.removeProduct(request.account!.id, id);
+    return { data: { deleted: true } };
   });
 
   app.get(

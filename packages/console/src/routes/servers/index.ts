@@ -1,16 +1,20 @@
 import {
   AGENT_URL_EXPECTED,
+  type ControlPath,
   FINGERPRINT_EXPECTED,
   isControlPath,
   normalizeFingerprint,
   parseAgentUrl,
+  serverTagSchema,
+  serverTagsInput,
 } from '@palisade/protocol';
+import { controlOperation } from '@palisade/protocol/control-schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { badRequest, notFound } from '../../errors.js';
+import { AppError, badRequest, notFound } from '../../errors.js';
 import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
-import { HISTORY_RANGES, type HistoryRange } from '../../services/servers.service.js';
-import { parseId, parseInput } from '../../validation.js';
+import { HISTORY_RANGES, type HistoryRange } from '../../services/servers/index.js';
+import { parseId, parseInput, parsePage } from '../../validation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 // Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
@@ -38,12 +42,14 @@ const addBody = z.object({
 const patchBody = z
   .object({
     name: name.optional(),
+    tags: serverTagsInput.optional(),
     api_url: apiUrl.optional(),
     api_key: apiKey.optional(),
     tls_fingerprint: tlsFingerprint.nullable().optional(),
   })
   .strict()
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, api_url, api_key, tls_fingerprint');
+  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, tags, api_url, api_key, tls_fingerprint');
+const fleetQuery = z.object({ tag: serverTagSchema.optional() });
 // Either a saved server or an address to try; chosen by `server_id`, so errors name the right field.
 const testSaved = z.object({ server_id: z.number().int().positive() }).strict();
 const testAddress = z
@@ -62,18 +68,61 @@ function consoleUrl(request: FastifyRequest): string {
 }
 
 /** The `path` query parameter, exactly once, and the rest of the query string to forward. */
-function controlTarget(request: FastifyRequest): { path: string; query: string } {
+/**
+ * The agent path and the query to forward: only the parameters the contract gives this path and
+ * method (packages/protocol/src/control-schemas.ts), each once, re-encoded; anything else is a 400
+ * naming the parameter, so nothing the contract does not know reaches the agent (docs/fleet.md, "Proxies").
+ */
+function controlTarget(request: FastifyRequest): { path: ControlPath; query: string } {
   const raw = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
   const params = new URLSearchParams(raw);
   const paths = params.getAll('path');
   if (paths.length !== 1 || !isControlPath(paths[0]!)) throw badRequest('unknown control path');
-  params.delete('path');
-  return { path: paths[0]!, query: params.toString() };
+  const path = paths[0]!;
+  const known = controlOperation(path, request.method)?.query ?? [];
+  const forwarded = new URLSearchParams();
+  for (const name of new Set(params.keys())) {
+    if (name === 'path') continue;
+    if (!known.includes(name))
+      throw badRequest(
+        `${name.slice(0, 40)}: not a parameter of ${request.method} ${path}${known.length > 0 ? ` (it takes ${known.join(', ')})` : ' (it takes none)'}`,
+      );
+    const values = params.getAll(name);
+    if (values.length > 1) throw badRequest(`${name}: given more than once; give it once`);
+    forwarded.set(name, values[0]!);
+  }
+  return { path, query: forwarded.toString() };
+}
+
+/** The `error` of an agent's JSON refusal, else a few words of it. */
+function agentError(body: Buffer | string): string {
+  const text = body.toString();
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && 'error' in parsed && typeof parsed.error === 'string')
+      return parsed.error;
+  } catch {}
+  return text.slice(0, 200) || 'no reason given';
 }
 
 export default async function serverRoutes(app: FastifyInstance) {
-  app.get('/api/servers', { preHandler: requireAnyCredential, config: { signed: true } }, async (request) => ({
-    data: { servers: await app.services.fleet.list(request.account!.id) },
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>(
+    '/api/audit',
+    { preHandler: requireSession },
+    async (request) => ({ data: await app.services.audit.list(request.account!.id, parsePage(request.query)) }),
+  );
+
+  app.get<{ Querystring: { tag?: unknown } }>(
+    '/api/servers',
+    { preHandler: requireAnyCredential, config: { signed: true } },
+    async (request) => {
+      const { tag } = parseInput(fleetQuery, request.query, 'query');
+      return { data: await app.services.servers.fleet(request.account!.id, { tag }) };
+    },
+  );
+
+  app.get('/api/fleet/trends', { preHandler: requireSession }, async (request) => ({
+    data: await app.services.servers.trends(request.account!.id),
   }));
 
   app.get<{ Params: { id: string } }>(
@@ -151,8 +200,41 @@ export default async function serverRoutes(app: FastifyInstance) {
       request.method === 'GET'
         ? undefined
         : (raw ?? (request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body))));
-    const answer = await app.services.servers.control(request.account!, id, request.method, path, body, query);
-    return reply.status(answer.status).type(answer.contentType).send(answer.body);
+    if (request.method === 'GET') {
+      const answer = await app.services.servers.control(request.account!, id, request.method, path, body, query);
+      return reply.status(answer.status).type(answer.contentType).send(answer.body);
+    }
+    // Every write is in the audit log with what the agent answered, or why it did not get there.
+    const account = request.account!;
+    let status = 500;
+    let outcome = 'the console failed; see its log';
+    try {
+      const answer = await app.services.servers.control(account, id, request.method, path, body, query);
+      status = answer.status;
+      outcome = answer.status < 400 ? 'done' : `refused by the agent: ${agentError(answer.body)}`;
+      return reply.status(answer.status).type(answer.contentType).send(answer.body);
+    } catch (err) {
+      if (err instanceof AppError) [status, outcome] = [err.status, err.message];
+      throw err;
+    } finally {
+      await app.services.audit.controlWrite({
+        actor: {
+          kind: 'session',
+          id: account.id,
+          label: account.email,
+          accountId: account.id,
+          admin: account.role === 'admin',
+        },
+        ip: request.ip,
+        serverId: id,
+        method: request.method,
+        path,
+        query,
+        body,
+        status,
+        outcome,
+      });
+    }
   };
   app.route<{ Params: { id: string } }>({
     method: ['GET', 'POST', 'DELETE'],

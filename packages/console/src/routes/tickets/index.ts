@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, notFound } from '../../errors.js';
 import { requireAdmin, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
-import { parseId, parseInput } from '../../validation.js';
+import { parseId, parseInput, parsePage } from '../../validation.js';
 
 const message = z.string().trim().min(1, 'must not be empty').max(10_000, 'at most 10000 characters');
 const openBody = z.object({
@@ -29,13 +29,13 @@ export default async function ticketRoutes(app: FastifyInstance) {
   const own = { preHandler: requireSessionOrSigned, config: { signed: true } };
   type WithId = { Params: { id: string } };
 
-  app.get<{ Querystring: { status?: string } }>('/api/tickets', own, async (request) => ({
-    data: {
-      tickets: await app.services.tickets.list({
-        accountId: request.account!.id,
-        status: statusFilter(request.query.status),
-      }),
-    },
+  type ListQuery = { Querystring: { status?: string; cursor?: string; limit?: string } };
+
+  app.get<ListQuery>('/api/tickets', own, async (request) => ({
+    data: await app.services.tickets.list(
+      { accountId: request.account!.id, status: statusFilter(request.query.status) },
+      parsePage(request.query),
+    ),
   }));
 
   app.post('/api/tickets', own, async (request, reply) => {
@@ -69,8 +69,8 @@ export default async function ticketRoutes(app: FastifyInstance) {
     preHandler: [requireSession, async (request: FastifyRequest) => requireAdmin(request)],
   };
 
-  app.get<{ Querystring: { status?: string } }>('/api/admin/tickets', admin, async (request) => ({
-    data: { tickets: await app.services.tickets.list({ status: statusFilter(request.query.status) }) },
+  app.get<ListQuery>('/api/admin/tickets', admin, async (request) => ({
+    data: await app.services.tickets.list({ status: statusFilter(request.query.status) }, parsePage(request.query)),
   }));
 
   app.get<WithId>('/api/admin/tickets/:id', admin, async (request) => ({

@@ -30,18 +30,18 @@ async function guardedV1Routes(app: FastifyInstance) {
   });
 
   app.get('/api/v1/servers', ok('servers'), async (request) => ({
-    data: { servers: await app.services.fleet.list(request.account!.id) },
+    data: { servers: await app.services.servers.list(request.account!.id) },
   }));
 
   app.get<{ Params: { id: string } }>('/api/v1/servers/:id', async (request) => {
     const id = parseId(request.params.id);
     if (id === null) throw notFound('server');
-    return { data: await app.services.fleet.detail(request.account!.id, id) };
+    return { data: await app.services.servers.detail(request.account!.id, id) };
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/servers/:id/benchmarks', ok('benchmarks'), async (request) => {
     const id = parseId(request.params.id);
     if (id === null) throw notFound('server');
-    return { data: { benchmarks: await app.services.fleet.doneBenchmarks(request.account!.id, id) } };
+    return { data: { benchmarks: await app.services.servers.doneBenchmarks(request.account!.id, id) } };
   });
 }

@@ -3,9 +3,16 @@ import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 
-/** The dashboard's built files (packages/web/dist), served from the console's own host. */
-// This file runs compiled, from packages/console/dist/src/routes/web/.
-export const WEB_ROOT = fileURLToPath(new URL('../../../../../web/dist/', import.meta.url));
+// This file runs compiled, from <console package>/dist/src/routes/web/.
+const PACKAGED_WEB_ROOT = fileURLToPath(new URL('../../../../web/', import.meta.url));
+
+/**
+ * The dashboard's built files, served from the console's own host: web/ inside the npm tarball
+ * (scripts/package.mjs puts them there), else packages/web/dist of this repository.
+ */
+export const WEB_ROOT = existsSync(join(PACKAGED_WEB_ROOT, 'index.html'))
+  ? PACKAGED_WEB_ROOT
+  : fileURLToPath(new URL('../../../../../web/dist/', import.meta.url));
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

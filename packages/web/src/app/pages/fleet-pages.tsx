@@ -4,6 +4,7 @@ import { useProducts } from '../../features/billing/api/get-products';
 import { CatalogPicker } from '../../features/billing/components/catalog-picker';
 import { AddServerForm } from '../../features/servers/components/add-server-form';
 import { FleetTable } from '../../features/servers/components/fleet-table';
+import { InstallCommand } from '../../features/servers/components/install-command';
 import { useTitle } from '../use-title';
 
 export function FleetPage() {
@@ -31,13 +32,6 @@ export function AddServerPage() {
         <Link to="/dashboard">← Fleet</Link>
       </p>
       <h1>Add a server</h1>
-      <ol className="steps">
-        <li>
-          Install and start the agent on the server, then run <code>palisade-agent key</code>. It prints the agent
-          address and key, and with <code>metrics.tls = on</code> the certificate fingerprint.
-        </li>
-        <li>Paste both below and test the connection.</li>
-      </ol>
       <QueryView query={products} what="Loading your products">
         {(list) =>
           list.length === 0 ? (
@@ -46,7 +40,27 @@ export function AddServerPage() {
               <CatalogPicker />
             </Empty>
           ) : (
-            <AddServerForm products={list} onAdded={(server) => navigate(`/dashboard/servers/${server.id}`)} />
+            <>
+              <section className="stack" aria-labelledby="install-one-command">
+                <h2 id="install-one-command">Install with one command</h2>
+                <p>
+                  Create a command and paste it on the server (Linux x86_64, as root). It installs the agent from this
+                  console and adds the server here, online, without copying a key.
+                </p>
+                <InstallCommand products={list} />
+              </section>
+              <section className="stack" aria-labelledby="add-by-address">
+                <h2 id="add-by-address">Or add a running agent by its address and key</h2>
+                <ol className="steps">
+                  <li>
+                    Install and start the agent on the server, then run <code>palisade-agent key</code>. It prints the
+                    agent address and key, and with <code>metrics.tls = on</code> the certificate fingerprint.
+                  </li>
+                  <li>Paste both below and test the connection.</li>
+                </ol>
+                <AddServerForm products={list} onAdded={(server) => navigate(`/dashboard/servers/${server.id}`)} />
+              </section>
+            </>
           )
         }
       </QueryView>

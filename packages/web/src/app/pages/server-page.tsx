@@ -1,7 +1,7 @@
-import { Link, useNavigate } from 'react-router';
+import type { Me } from '@palisade/protocol';
+import { Link, Outlet, useNavigate } from 'react-router';
 import { ErrorNote, Loading } from '../../components/states';
 import { AttacksPanel } from '../../features/protection/components/attacks-panel';
-import { ProtectionPanel } from '../../features/protection/components/protection-panel';
 import { useServer } from '../../features/servers/api/get-server';
 import { AgentKeyPanel } from '../../features/servers/components/agent-key-panel';
 import { BenchmarksPanel } from '../../features/servers/components/benchmarks-panel';
@@ -12,7 +12,6 @@ import { RemoveServer } from '../../features/servers/components/remove-server';
 import { ScorePanel } from '../../features/servers/components/score-panel';
 import { ServerHeader } from '../../features/servers/components/server-header';
 import { ApiError } from '../../lib/api';
-import type { Me } from '../../lib/wire';
 import { useTitle } from '../use-title';
 
 export const SERVER_TABS = [
@@ -26,7 +25,10 @@ export const SERVER_TABS = [
 
 export type ServerTab = (typeof SERVER_TABS)[number]['id'];
 
-/** One server: header, tab links (real links, so each view has an address) and the chosen view. */
+/**
+ * One server: header, tab links (real links, so each view has an address) and the chosen view. The
+ * protection tab's sub-pages are nested routes (app.tsx) drawn in the Outlet.
+ */
 export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me }) {
   const query = useServer(id);
   const navigate = useNavigate();
@@ -72,11 +74,11 @@ export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me
             <LiveMetrics serverId={id} />
             <FactsPanel serverId={id} />
           </div>
-          <ScorePanel serverId={id} />
+          <ScorePanel server={server} />
         </div>
       ) : null}
       {tab === 'history' ? <HistoryCharts serverId={id} /> : null}
-      {tab === 'protection' ? <ProtectionPanel serverId={id} canRead={canRead} canEdit={canEdit} /> : null}
+      {tab === 'protection' ? <Outlet /> : null}
       {tab === 'attacks' ? (
         canRead ? (
           <AttacksPanel serverId={id} canEdit={canEdit} />

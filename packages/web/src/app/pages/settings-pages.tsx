@@ -1,5 +1,16 @@
+import type { Me } from '@palisade/protocol';
 import type { ReactNode } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { useTwoFactor } from '../../features/account/api/two-factor';
+import { PasswordPanel } from '../../features/account/components/password-panel';
+import { SessionsPanel } from '../../features/account/components/sessions-panel';
+import { TwoFactorPanel } from '../../features/account/components/two-factor-panel';
+import { ChannelsPanel } from '../../features/alerts/components/channels-panel';
+import { HistoryPanel } from '../../features/alerts/components/history-panel';
+import { MutesPanel } from '../../features/alerts/components/mutes-panel';
+import { RulesPanel } from '../../features/alerts/components/rules-panel';
+import { AuditLog } from '../../features/audit/components/audit-log';
+import { DeleteAccountPanel } from '../../features/auth/components/delete-account-panel';
 import { BillingPanel } from '../../features/billing/components/billing-panel';
 import { CatalogPicker } from '../../features/billing/components/catalog-picker';
 import { KeysPanel } from '../../features/keys/components/keys-panel';
@@ -9,9 +20,12 @@ import { WebhookPanel } from '../../features/webhook/components/webhook-panel';
 import { useTitle } from '../use-title';
 
 export const SETTINGS_TABS = [
+  { id: 'account', title: 'Account' },
   { id: 'api', title: 'API tokens' },
   { id: 'security', title: 'Security' },
   { id: 'notifications', title: 'Notifications' },
+  { id: 'alerts', title: 'Alerts' },
+  { id: 'audit', title: 'Audit log' },
   { id: 'billing', title: 'Products and billing' },
 ] as const;
 
@@ -34,9 +48,39 @@ function SettingsFrame({ tab, title, children }: { tab: SettingsTab; title: stri
   );
 }
 
-export function SettingsPage({ tab }: { tab: SettingsTab }) {
+/** Password, sessions, two-factor sign-in and deleting the account (docs/dashboard.md, "Settings, account"). */
+function AccountSettings({ me }: { me: Me }) {
+  const twoFactor = useTwoFactor();
+  return (
+    <SettingsFrame tab="account" title="Account">
+      <section className="card" aria-labelledby="password-title">
+        <h2 id="password-title">Password</h2>
+        <PasswordPanel />
+      </section>
+      <section className="card" aria-labelledby="sessions-title">
+        <h2 id="sessions-title">Sessions</h2>
+        <p className="muted">
+          Browsers signed in to your account. Sign out one you do not recognise, then change the password.
+        </p>
+        <SessionsPanel />
+      </section>
+      <section className="card" aria-labelledby="two-factor-title" id="two-factor">
+        <h2 id="two-factor-title">Two-factor sign-in</h2>
+        <TwoFactorPanel />
+      </section>
+      <section className="card danger-zone" aria-labelledby="delete-title">
+        <h2 id="delete-title">Delete account</h2>
+        <DeleteAccountPanel email={me.email} needsCode={twoFactor.data?.enabled === true} />
+      </section>
+    </SettingsFrame>
+  );
+}
+
+export function SettingsPage({ tab, me }: { tab: SettingsTab; me: Me }) {
   const [search] = useSearchParams();
   switch (tab) {
+    case 'account':
+      return <AccountSettings me={me} />;
     case 'api':
       return (
         <SettingsFrame tab={tab} title="API tokens">
@@ -66,12 +110,56 @@ export function SettingsPage({ tab }: { tab: SettingsTab }) {
           </section>
         </SettingsFrame>
       );
+    case 'audit':
+      return (
+        <SettingsFrame tab={tab} title="Audit log">
+          <section className="card" aria-labelledby="audit-title">
+            <h2 id="audit-title">Changes to your servers' protection</h2>
+            <p className="muted">
+              Every list entry, setting or pattern changed through the console, by whom, from where, and what the agent
+              answered. Secrets are never shown. Entries cannot be edited; they are kept for a year by default.
+            </p>
+            <AuditLog />
+          </section>
+        </SettingsFrame>
+      );
     case 'notifications':
       return (
         <SettingsFrame tab={tab} title="Notifications">
           <section className="card" aria-labelledby="webhook-title">
             <h2 id="webhook-title">Ticket notifications</h2>
             <WebhookPanel />
+          </section>
+        </SettingsFrame>
+      );
+    case 'alerts':
+      return (
+        <SettingsFrame tab={tab} title="Alerts">
+          <section className="card" aria-labelledby="alert-channels-title">
+            <h2 id="alert-channels-title">Alert channels</h2>
+            <p className="muted">
+              Where alerts go: the signed account webhook (Notifications tab), Slack or Discord incoming webhooks, or
+              e-mail through the console's SMTP server.
+            </p>
+            <ChannelsPanel />
+          </section>
+          <section className="card" aria-labelledby="alert-rules-title">
+            <h2 id="alert-rules-title">Alert rules</h2>
+            <p className="muted">
+              One notification when a condition starts and one when it ends; a repeat for long incidents if you set one.
+            </p>
+            <RulesPanel />
+          </section>
+          <section className="card" aria-labelledby="alert-mutes-title">
+            <h2 id="alert-mutes-title">Maintenance</h2>
+            <p className="muted">
+              A muted server's alerts are not sent; one still firing when the mute ends is sent then.
+            </p>
+            <MutesPanel />
+          </section>
+          <section className="card" aria-labelledby="alert-history-title">
+            <h2 id="alert-history-title">Alert history</h2>
+            <HistoryPanel />
           </section>
         </SettingsFrame>
       );

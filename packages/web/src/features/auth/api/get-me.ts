@@ -1,9 +1,9 @@
+import type { DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
-import type { Me } from '../../../lib/wire';
 
 export const meKey = ['me'];
 
-export const getMe = () => request<Me>('GET', '/api/account/me');
+export const getMe = () => request<DashboardData<'me'>>('GET', '/api/account/me');
 
 export const useMe = () => useQuery(meKey, getMe);

@@ -1,8 +1,8 @@
+import type { DashboardData } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import type { Me } from '../../../lib/wire';
 import { meKey } from './get-me';
 
 /** The console's limits: name 1–100, email up to 254, password 8–256 (never truncated). */
@@ -15,7 +15,7 @@ export const registerInput = z.object({
 export type RegisterInput = { name: string; email: string; password: string };
 
 export const register = (input: RegisterInput) =>
-  request<{ account: Me }>('POST', '/api/auth/register', { body: input });
+  request<DashboardData<'account'>>('POST', '/api/auth/register', { body: input });
 
 export const useRegister = (onDone: () => void) =>
   useMutation(register, (out) => {

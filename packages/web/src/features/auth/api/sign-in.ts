@@ -1,8 +1,8 @@
+import type { DashboardData, TwoFactorChallenge } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import type { Me } from '../../../lib/wire';
 import { meKey } from './get-me';
 
 export const signInInput = z.object({
@@ -12,10 +12,16 @@ export const signInInput = z.object({
 
 export type SignInInput = { email: string; password: string };
 
-export const signIn = (input: SignInInput) => request<{ account: Me }>('POST', '/api/auth/login', { body: input });
+export const signIn = (input: SignInInput) =>
+  request<DashboardData<'login'>>('POST', '/api/auth/login', { body: input });
 
-export const useSignIn = (onDone: () => void) =>
+/**
+ * Signed in (the account goes in the cache), or, with two-factor on, the challenge the code step
+ * needs: `onChallenge` gets it and no session exists yet.
+ */
+export const useSignIn = (onDone: () => void, onChallenge: (challenge: TwoFactorChallenge) => void) =>
   useMutation(signIn, (out) => {
+    if ('challenge' in out) return onChallenge(out);
     setQueryData(meKey, out.account);
     onDone();
   });

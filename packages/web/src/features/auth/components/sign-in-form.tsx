@@ -1,15 +1,31 @@
-import { type FormEvent, useState } from 'react';
+import type { TwoFactorChallenge } from '@palisade/protocol';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { Button } from '../../../components/buttons';
 import { TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
 import { checkSignIn, type SignInInput, useSignIn } from '../api/sign-in';
+import { checkSignInCode, useSignInCode } from '../api/sign-in-code';
 
 export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
   const [values, setValues] = useState<SignInInput>({ email: '', password: '' });
   const [errors, setErrors] = useState<Errors<keyof SignInInput>>({});
-  const mutation = useSignIn(onSignedIn);
+  const [challenge, setChallenge] = useState<TwoFactorChallenge | null>(null);
+  const mutation = useSignIn(onSignedIn, setChallenge);
+
+  if (challenge)
+    return (
+      <CodeStep
+        challenge={challenge}
+        onSignedIn={onSignedIn}
+        onRestart={() => {
+          setChallenge(null);
+          setValues({ ...values, password: '' });
+          mutation.reset();
+        }}
+      />
+    );
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -46,6 +62,61 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
       </Button>
       <p className="muted">
         No account yet? <Link to="/dashboard/register">Create one</Link>
+      </p>
+    </form>
+  );
+}
+
+/** The second step: no session exists until this code is right. */
+function CodeStep({
+  challenge,
+  onSignedIn,
+  onRestart,
+}: {
+  challenge: TwoFactorChallenge;
+  onSignedIn: () => void;
+  onRestart: () => void;
+}) {
+  const [code, setCode] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const mutation = useSignInCode(onSignedIn);
+  const title = useRef<HTMLHeadingElement>(null);
+  useEffect(() => title.current?.focus(), []);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const checked = checkSignInCode({ code });
+    if (!checked.ok) return setError(checked.errors.code);
+    setError(undefined);
+    void mutation.run({ challenge: challenge.challenge, code: checked.value.code });
+  };
+
+  return (
+    <form className="card auth-card" onSubmit={submit} noValidate aria-labelledby="code-title">
+      <h1 id="code-title" tabIndex={-1} ref={title}>
+        Two-factor code
+      </h1>
+      <p className="muted">
+        Your password was right. Type the 6-digit code your authenticator app shows for Palisade, or one of your
+        recovery codes if you do not have the app.
+      </p>
+      <TextField
+        label="Code"
+        autoComplete="one-time-code"
+        inputMode="text"
+        value={code}
+        error={error}
+        onChange={(e) => setCode(e.target.value)}
+      />
+      <ErrorNote message={mutation.error} />
+      <Button type="submit" variant="primary" busy={mutation.pending}>
+        {mutation.pending ? 'Checking…' : 'Sign in'}
+      </Button>
+      <p className="muted">
+        Code not accepted after several tries?{' '}
+        <button type="button" className="button link" onClick={onRestart}>
+          Start again with your password
+        </button>
       </p>
     </form>
   );

@@ -1,8 +1,8 @@
+import type { DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
-import type { BillingSummary } from '../../../lib/wire';
 
-export const getBillingSummary = () => request<BillingSummary>('GET', '/api/billing/summary');
+export const getBillingSummary = () => request<DashboardData<'billing'>>('GET', '/api/billing/summary');
 
 export const billingKey = ['billing'];
 

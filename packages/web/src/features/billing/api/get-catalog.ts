@@ -1,7 +1,7 @@
+import type { DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
-import type { CatalogItem } from '../../../lib/wire';
 
-export const getCatalog = async () => (await request<{ items: CatalogItem[] }>('GET', '/api/catalog')).items;
+export const getCatalog = async () => (await request<DashboardData<'catalog'>>('GET', '/api/catalog')).items;
 
 export const useCatalog = () => useQuery(['catalog'], getCatalog);

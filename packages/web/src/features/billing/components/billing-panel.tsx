@@ -1,10 +1,13 @@
-import { Empty, QueryView } from '../../../components/states';
+import { ConfirmButton } from '../../../components/buttons';
+import { Empty, ErrorNote, QueryView } from '../../../components/states';
 import { money } from '../../../lib/format';
 import { useBillingSummary } from '../api/get-billing-summary';
+import { useRemoveProduct } from '../api/remove-product';
 
-/** The account's products and what they cost per period. */
+/** The account's products and what they cost per period; one no server uses can be removed. */
 export function BillingPanel() {
   const query = useBillingSummary();
+  const remove = useRemoveProduct();
   return (
     <QueryView query={query} what="Loading billing">
       {(summary) =>
@@ -20,6 +23,9 @@ export function BillingPanel() {
                   <th scope="col">Product</th>
                   <th scope="col">Servers</th>
                   <th scope="col">Price</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -32,10 +38,21 @@ export function BillingPanel() {
                     <td data-label="Price">
                       {money(p.price_cents, p.currency)} / {p.interval}
                     </td>
+                    <td data-label="Actions">
+                      <ConfirmButton
+                        small
+                        label="Remove"
+                        confirmLabel={`Remove ${p.name}`}
+                        busy={remove.pending}
+                        onConfirm={() => void remove.run(p.product_id)}
+                        {...(p.servers_used > 0 ? { title: 'Remove or move its servers first' } : {})}
+                      />
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
+            <ErrorNote message={remove.error} />
             <p>
               <strong>Total:</strong>{' '}
               {summary.totals.map((t) => `${money(t.amount_cents, t.currency)} / ${t.interval}`).join(' + ') || '—'}

@@ -1,8 +1,8 @@
+import type { DashboardData } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import type { SigningKey } from '../../../lib/wire';
 import { keysKey } from './get-keys';
 
 export const createKeyInput = z.object({ name: text({ min: 1, max: 100 }) });
@@ -11,6 +11,6 @@ export const checkCreateKey = (values: { name: string }) => parse(createKeyInput
 
 /** The answer carries the raw `svck_…` value once, in `key`. */
 export const createKey = (name: string) =>
-  request<SigningKey & { key: string }>('POST', '/api/keys', { body: { name } });
+  request<DashboardData<'keyCreated'>>('POST', '/api/keys', { body: { name } });
 
 export const useCreateKey = () => useMutation(createKey, () => invalidate(keysKey));

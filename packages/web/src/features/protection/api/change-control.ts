@@ -11,8 +11,7 @@ export interface ControlChange {
 
 /** A write through the control proxy (needs control.edit); the agent's answer comes back as it is. */
 export const changeControl = (serverId: number, change: ControlChange) => {
-  const query = change.query ? `&${new URLSearchParams(change.query).toString()}` : '';
-  return proxyRequest<unknown>(change.method, `${controlUrl(serverId, change.path)}${query}`, {
+  return proxyRequest<unknown>(change.method, controlUrl(serverId, change.path, change.query), {
     ...(change.body !== undefined ? { body: change.body } : change.method === 'POST' ? { body: {} } : {}),
   });
 };

@@ -1,5 +1,12 @@
 import { type ControlPath, isControlPath } from '@palisade/protocol/control';
-import { z } from 'zod';
+import {
+  answerSchema,
+  type ControlAnswer,
+  checkControl,
+  controlOperation,
+  type FeedPageAnswer,
+  type LookupAnswer,
+} from '@palisade/protocol/control-schemas';
 import { ApiError, isPermissionError, proxyRequest } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
 
@@ -8,19 +15,63 @@ export { isControlPath };
 
 export const controlKey = (serverId: number, path: ControlPath) => ['server', serverId, 'control', path];
 
-export const controlUrl = (serverId: number, path: ControlPath) =>
-  `/api/servers/${serverId}/control?path=${encodeURIComponent(path)}`;
+/** The control proxy's address for `path`, with the query parameters the contract gives it. */
+export const controlUrl = (serverId: number, path: ControlPath, params: Record<string, string> = {}) =>
+  `/api/servers/${serverId}/control?${new URLSearchParams({ path, ...params }).toString()}`;
 
-export const getControl = <T>(serverId: number, path: ControlPath) =>
-  proxyRequest<T>('GET', controlUrl(serverId, path));
-
-export const useControl = <T>(serverId: number, path: ControlPath, options: { intervalMs?: number } = {}) =>
-  useQuery(controlKey(serverId, path), () => getControl<T>(serverId, path), options);
+/** The paths that answer a GET (packages/protocol/src/control-schemas.ts). */
+export type ReadablePath = {
+  [P in ControlPath]: ControlAnswer<P> extends never ? never : P;
+}[ControlPath];
 
 /**
- * The field each list-shaped control answer carries its items in (the agent's answers, see
- * packages/agent/src/http/control-routes.ts): the lists `{entries}`, `{schedule}`, `{patterns}`, `{attacks}`.
+ * Reads a control path and checks the agent's answer against the path's schema: an answer this
+ * dashboard cannot read is an error saying so, never a half-drawn panel.
  */
+export async function getControl<P extends ReadablePath>(serverId: number, path: P): Promise<ControlAnswer<P>> {
+  return readAnswer(path, await proxyRequest<unknown>('GET', controlUrl(serverId, path)));
+}
+
+/** The answer to a GET of `path`, checked against its schema; throws when it does not fit. */
+export function readAnswer<P extends ReadablePath>(path: P, body: unknown): ControlAnswer<P> {
+  const op = controlOperation(path, 'GET');
+  const checked = op ? checkControl(op.answer, body) : null;
+  if (!checked?.ok)
+    throw new Error(
+      `The agent's answer to ${path} is not what this console reads (${checked?.problem ?? 'no GET'}); update the agent.`,
+    );
+  return checked.value as ControlAnswer<P>;
+}
+
+export const useControl = <P extends ReadablePath>(serverId: number, path: P, options: { intervalMs?: number } = {}) =>
+  useQuery(controlKey(serverId, path), () => getControl(serverId, path), options);
+
+/**
+ * A GET of `blacklist` with query parameters (`ip`, or `source` with `cursor` and `limit`), checked
+ * against the answer the contract gives for them (packages/protocol/src/control-schemas.ts).
+ */
+async function readBlacklist<T>(serverId: number, params: Record<string, string>): Promise<T> {
+  const body = await proxyRequest<unknown>('GET', controlUrl(serverId, 'blacklist', params));
+  const op = controlOperation('blacklist', 'GET')!;
+  const checked = checkControl(
+    answerSchema(op, (p) => p in params),
+    body,
+  );
+  if (!checked.ok)
+    throw new Error(
+      `The agent's answer to the lookup is not what this console reads (${checked.problem}); update the agent.`,
+    );
+  return checked.value as T;
+}
+
+/** "Why is this address blocked?": every source holding `ip` and what the firewall does with it. */
+export const lookUpAddress = (serverId: number, ip: string) => readBlacklist<LookupAnswer>(serverId, { ip });
+
+/** One page of a feed's entries; `cursor` is the previous page's `next_cursor`. */
+export const getFeedPage = (serverId: number, feed: string, cursor: string | null) =>
+  readBlacklist<FeedPageAnswer>(serverId, { source: `feed:${feed}`, ...(cursor ? { cursor } : {}) });
+
+/** The field each list-shaped answer carries its items in; the schema types each field. */
 export const CONTROL_LIST_FIELD = {
   whitelist: 'entries',
   blacklist: 'entries',
@@ -29,26 +80,26 @@ export const CONTROL_LIST_FIELD = {
   schedule: 'schedule',
   'block-pattern': 'patterns',
   attacks: 'attacks',
-} as const satisfies Partial<Record<ControlPath, string>>;
+} as const satisfies { [P in ReadablePath]?: keyof ControlAnswer<P> };
 
 export type ControlListPath = keyof typeof CONTROL_LIST_FIELD;
+/** The four address lists, whose answers share one shape. */
+export type EntryListPath = 'whitelist' | 'blacklist' | 'autofetch/never-add' | 'autofetch/never-remove';
+export type ControlItem<P extends ControlListPath> =
+  ControlAnswer<P>[(typeof CONTROL_LIST_FIELD)[P]] extends (infer I)[] ? I : never;
 
-/** The answer of a list path: an object whose known field is an array of objects. */
-export const controlListSchema = (path: ControlListPath) =>
-  z.looseObject({ [CONTROL_LIST_FIELD[path]]: z.array(z.looseObject({})) });
+/** The items of a list path's (checked) answer. */
+export const itemsOf = <P extends ControlListPath>(path: P, answer: ControlAnswer<P>) =>
+  answer[CONTROL_LIST_FIELD[path]] as ControlItem<P>[];
 
-/** The items of a list path's answer; an answer without its known field is an error, not an empty list. */
-export function itemsOf<T>(path: ControlListPath, body: unknown): T[] {
-  const parsed = controlListSchema(path).safeParse(body);
-  if (!parsed.success) throw new Error(`The agent's answer to ${path} has no ${CONTROL_LIST_FIELD[path]} list.`);
-  return parsed.data[CONTROL_LIST_FIELD[path]] as T[];
-}
+export const getControlList = async <P extends ControlListPath>(serverId: number, path: P) =>
+  itemsOf(path, await getControl(serverId, path));
 
-export const getControlList = async <T>(serverId: number, path: ControlListPath) =>
-  itemsOf<T>(path, await getControl<unknown>(serverId, path));
-
-export const useControlList = <T>(serverId: number, path: ControlListPath, options: { intervalMs?: number } = {}) =>
-  useQuery(controlKey(serverId, path), () => getControlList<T>(serverId, path), options);
+export const useControlList = <P extends ControlListPath>(
+  serverId: number,
+  path: P,
+  options: { intervalMs?: number } = {},
+) => useQuery(controlKey(serverId, path), () => getControlList(serverId, path), options);
 
 /** What a failed control call means: the agent lacks the feature, the account lacks the right, or it is down. */
 export function controlProblem(err: unknown): { kind: 'missing' | 'forbidden' | 'down' | 'other'; text: string } {

@@ -1,38 +1,16 @@
 import { useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
-import { bitsPerSecond, dateTime } from '../../../lib/format';
+import { bitsPerSecond, dateTime, withUnit } from '../../../lib/format';
 import { useChangeControl } from '../api/change-control';
 import { useControl, useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
-interface Attack {
-  id: string | number;
-  kind: string;
-  started_at: number;
-  ended_at?: number | null;
-  peak_pps?: number;
-  peak_bps?: number;
-  sources?: { ip: string; hits: number }[];
-  action?: string;
-}
-
-interface BlacklistStatus {
-  state?: string;
-  status?: string;
-  attack_id?: string | number;
-  done?: number;
-  added?: number;
-  total?: number;
-  error?: string | null;
-}
-
 function Progress({ serverId }: { serverId: number }) {
-  const query = useControl<BlacklistStatus>(serverId, 'attacks/blacklist/status', { intervalMs: 1000 });
+  const query = useControl(serverId, 'attacks/blacklist/status', { intervalMs: 1000 });
   const s = query.data;
   if (!s) return null;
-  const done = s.done ?? s.added ?? 0;
-  const state = s.state ?? s.status ?? (s.total !== undefined && done >= s.total ? 'done' : 'running');
+  const { done, state } = s;
   return (
     <div className="progress-box" role="status" aria-live="polite">
       {s.total ? (
@@ -52,7 +30,7 @@ function Progress({ serverId }: { serverId: number }) {
 
 /** Detected attacks, with "blacklist sources" and its progress. */
 export function AttacksPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControlList<Attack>(serverId, 'attacks', { intervalMs: 10_000 });
+  const query = useControlList(serverId, 'attacks', { intervalMs: 10_000 });
   const change = useChangeControl(serverId, ['attacks', 'attacks/blacklist/status', 'blacklist']);
   const [started, setStarted] = useState(false);
 
@@ -80,7 +58,8 @@ export function AttacksPanel({ serverId, canEdit }: { serverId: number; canEdit:
                     </span>
                   </div>
                   <p className="small">
-                    Peak {a.peak_pps ?? '—'} packets/s, {bitsPerSecond(a.peak_bps)} · {a.sources?.length ?? 0} sources
+                    Peak {withUnit(a.peak_pps, 'packets/s')}, {bitsPerSecond(a.peak_bps)} · {a.sources?.length ?? 0}{' '}
+                    sources
                     {a.action ? ` · ${a.action}` : ''}
                   </p>
                   {a.sources && a.sources.length > 0 ? (

@@ -30,7 +30,7 @@ export function BaselinePanel({ serverId, canEdit }: { serverId: number; canEdit
 
   const exportBaseline = () =>
     act(async () => {
-      const body = await getControl<unknown>(serverId, 'baseline/export');
+      const body = await getControl(serverId, 'baseline/export');
       const url = URL.createObjectURL(new Blob([JSON.stringify(body, null, 2)], { type: 'application/json' }));
       const link = document.createElement('a');
       link.href = url;

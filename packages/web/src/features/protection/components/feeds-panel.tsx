@@ -1,129 +1,126 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { Button } from '../../../components/buttons';
-import { TextField } from '../../../components/field';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import { dateTime } from '../../../lib/format';
 import { useChangeControl } from '../api/change-control';
-import { useControl, useControlList } from '../api/get-control';
+import { useControl } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
+import { FeedEntries } from './feed-entries';
 
-interface AgentConfig {
-  autofetch?: { enabled?: boolean; feeds?: ({ name?: string; url?: string; enabled?: boolean } | string)[] };
-  [key: string]: unknown;
-}
-
-interface ScheduleEntry {
-  task: string;
-  cron: string;
-  next_run_at?: number | null;
-  last_run_at?: number | null;
-}
-
-/** Blocklist feeds: on or off, fetch now; and the cron schedule of the agent's tasks. */
+/** Blocklist feeds: on or off (all, or one), fetch now, and each feed's entries page by page. */
 export function FeedsPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const config = useControl<AgentConfig>(serverId, 'config');
-  const schedule = useControlList<ScheduleEntry>(serverId, 'schedule');
-  const change = useChangeControl(serverId, ['config', 'schedule']);
+  const feeds = useControl(serverId, 'autofetch/toggle');
+  // A fetch changes the feed pages too (their keys start with the blacklist's).
+  const change = useChangeControl(serverId, ['autofetch/toggle', 'config', 'blacklist']);
   const [status, setStatus] = useState('');
-  const [task, setTask] = useState('');
-  const [cron, setCron] = useState('');
-  const [formError, setFormError] = useState<string | undefined>();
-
-  const addSchedule = async (event: FormEvent) => {
-    event.preventDefault();
-    if (!task.trim() || cron.trim().split(/\s+/).length !== 5)
-      return setFormError('Give a task name and a cron expression of five fields, e.g. 0 3 * * *.');
-    setFormError(undefined);
-    const out = await change.run({ method: 'POST', path: 'schedule', body: { task: task.trim(), cron: cron.trim() } });
-    if (out !== undefined) {
-      setStatus(`${task} scheduled.`);
-      setTask('');
-      setCron('');
-    }
-  };
+  const [open, setOpen] = useState<string | null>(null);
 
   return (
     <section className="card" aria-labelledby="feeds-title">
       <h3 id="feeds-title">Blocklist feeds</h3>
-      <ControlState query={config} what="Loading feeds">
-        {(body) => {
-          const feeds = body.autofetch?.feeds ?? [];
-          const enabled = body.autofetch?.enabled;
-          return (
-            <>
-              <p>
-                Feeds are <strong>{enabled === undefined ? 'unknown' : enabled ? 'on' : 'off'}</strong>.
-                {feeds.length > 0
-                  ? ` ${feeds.map((f) => (typeof f === 'string' ? f : (f.name ?? f.url ?? '?'))).join(', ')}.`
-                  : ''}
-              </p>
-              <div className="actions">
-                <Button
-                  onClick={() =>
-                    void change
-                      .run({ method: 'POST', path: 'autofetch/toggle', body: { enabled: !enabled } })
-                      .then((out) => out !== undefined && setStatus(enabled ? 'Feeds turned off.' : 'Feeds turned on.'))
-                  }
-                  {...editProps(canEdit)}
-                >
-                  {enabled ? 'Turn feeds off' : 'Turn feeds on'}
-                </Button>
-                <Button
-                  onClick={() =>
-                    void change
-                      .run({ method: 'POST', path: 'autofetch/fetch-now' })
-                      .then((out) => out !== undefined && setStatus('Fetching the feeds now.'))
-                  }
-                  {...editProps(canEdit)}
-                >
-                  Fetch now
-                </Button>
+      <ControlState query={feeds} what="Loading feeds">
+        {(body) => (
+          <>
+            <p>
+              Feeds are <strong>{body.enabled ? 'on' : 'off'}</strong>
+              {body.enabled ? ': the enabled feeds below are blocked.' : ': no feed blocks anything.'}
+            </p>
+            <div className="actions">
+              <Button
+                onClick={() =>
+                  void change
+                    .run({ method: 'POST', path: 'autofetch/toggle', body: { enabled: !body.enabled } })
+                    .then(
+                      (out) => out !== undefined && setStatus(body.enabled ? 'Feeds turned off.' : 'Feeds turned on.'),
+                    )
+                }
+                {...editProps(canEdit)}
+              >
+                {body.enabled ? 'Turn feeds off' : 'Turn feeds on'}
+              </Button>
+              <Button
+                busy={change.pending}
+                onClick={() =>
+                  void change
+                    .run({ method: 'POST', path: 'autofetch/fetch-now' })
+                    .then((out) => out !== undefined && setStatus('Feeds fetched.'))
+                }
+                {...editProps(canEdit)}
+              >
+                Fetch now
+              </Button>
+            </div>
+            {body.feeds.length === 0 ? (
+              <Empty>
+                <p>No feeds are configured (autofetch.feeds in the agent's config file).</p>
+              </Empty>
+            ) : (
+              <div className="table-scroll">
+                <table className="table" aria-label="Feeds">
+                  <thead>
+                    <tr>
+                      <th scope="col">Feed</th>
+                      <th scope="col">On</th>
+                      <th scope="col">Entries</th>
+                      <th scope="col">Last fetched</th>
+                      <th scope="col">
+                        <span className="visually-hidden">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {body.feeds.map((f) => (
+                      <tr key={f.name}>
+                        <td>
+                          <strong>{f.name}</strong>
+                          <br />
+                          <span className="muted small url">{f.url}</span>
+                          {f.last_error ? <span className="entry-warning">⚠ {f.last_error}</span> : null}
+                        </td>
+                        <td>{f.enabled ? 'yes' : 'no'}</td>
+                        <td className="nowrap">
+                          {f.entries.toLocaleString('en')}
+                          {f.invalid > 0 ? (
+                            <span className="muted small"> ({f.invalid} lines not understood)</span>
+                          ) : null}
+                        </td>
+                        <td className="nowrap">{f.last_ok_at ? dateTime(f.last_ok_at) : 'never'}</td>
+                        <td className="nowrap">
+                          <Button
+                            small
+                            aria-expanded={open === f.name}
+                            onClick={() => setOpen(open === f.name ? null : f.name)}
+                          >
+                            {open === f.name ? 'Hide entries' : 'Show entries'}
+                          </Button>{' '}
+                          <Button
+                            small
+                            onClick={() =>
+                              void change
+                                .run({
+                                  method: 'POST',
+                                  path: 'autofetch/toggle',
+                                  body: { feed: f.name, enabled: !f.enabled },
+                                })
+                                .then(
+                                  (out) =>
+                                    out !== undefined && setStatus(`${f.name} turned ${f.enabled ? 'off' : 'on'}.`),
+                                )
+                            }
+                            {...editProps(canEdit)}
+                          >
+                            {f.enabled ? 'Turn off' : 'Turn on'}
+                          </Button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </div>
-            </>
-          );
-        }}
-      </ControlState>
-      <h3>Schedule</h3>
-      <ControlState query={schedule} what="Loading the schedule">
-        {(entries) => {
-          return (
-            <>
-              {entries.length === 0 ? (
-                <Empty>
-                  <p>No scheduled tasks.</p>
-                </Empty>
-              ) : (
-                <ul className="plain-list">
-                  {entries.map((s) => (
-                    <li key={s.task}>
-                      <strong>{s.task}</strong> <code>{s.cron}</code>
-                      {s.next_run_at ? <span className="muted small"> next {dateTime(s.next_run_at)}</span> : null}
-                    </li>
-                  ))}
-                </ul>
-              )}
-              <form className="inline-form" onSubmit={(e) => void addSchedule(e)} noValidate>
-                <TextField
-                  label="Task"
-                  value={task}
-                  onChange={(e) => setTask(e.target.value)}
-                  {...editProps(canEdit)}
-                />
-                <TextField
-                  label="Cron"
-                  placeholder="0 3 * * *"
-                  value={cron}
-                  error={formError}
-                  onChange={(e) => setCron(e.target.value)}
-                  {...editProps(canEdit)}
-                />
-                <Button type="submit" busy={change.pending} {...editProps(canEdit)}>
-                  Set schedule
-                </Button>
-              </form>
-            </>
-          );
-        }}
+            )}
+            {open ? <FeedEntries key={open} serverId={serverId} feed={open} /> : null}
+          </>
+        )}
       </ControlState>
       <ErrorNote message={writeError(change.error)} />
       {status ? <StatusLine>{status}</StatusLine> : null}

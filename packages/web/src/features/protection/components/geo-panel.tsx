@@ -1,3 +1,4 @@
+import type { GeoAnswer } from '@palisade/protocol/control-schemas';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
@@ -6,10 +7,7 @@ import { useChangeControl } from '../api/change-control';
 import { useControl } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
-interface GeoMode {
-  mode: 'off' | 'allow' | 'deny';
-  countries: string[];
-}
+type GeoMode = Pick<GeoAnswer, 'mode' | 'countries'>;
 
 const MODES = {
   off: 'Off: countries do not matter',
@@ -94,18 +92,12 @@ function GeoForm({ serverId, geo, canEdit }: { serverId: number; geo: GeoMode; c
 }
 
 export function GeoPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControl<Partial<GeoMode>>(serverId, 'geo/mode');
+  const query = useControl(serverId, 'geo/mode');
   return (
     <section className="card" aria-labelledby="geo-title">
       <h3 id="geo-title">Countries</h3>
       <ControlState query={query} what="Loading geo rules">
-        {(body) => (
-          <GeoForm
-            serverId={serverId}
-            canEdit={canEdit}
-            geo={{ mode: body.mode ?? 'off', countries: Array.isArray(body.countries) ? body.countries : [] }}
-          />
-        )}
+        {(body) => <GeoForm serverId={serverId} canEdit={canEdit} geo={body} />}
       </ControlState>
     </section>
   );

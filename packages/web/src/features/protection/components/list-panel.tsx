@@ -1,31 +1,27 @@
+import type { ImportAnswer } from '@palisade/protocol/control-schemas';
 import { type FormEvent, useState } from 'react';
 import { Button, ConfirmButton } from '../../../components/buttons';
 import { TextArea, TextField } from '../../../components/field';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
+import { overlaps } from '../../../lib/address-range';
 import { dateTime } from '../../../lib/format';
 import type { Errors } from '../../../lib/schema';
 import { checkListEntry, type ListEntryValues, parseImport, toListEntry } from '../api/add-list-entry';
 import { useChangeControl } from '../api/change-control';
-import { type ControlListPath, type ControlPath, useControlList } from '../api/get-control';
+import { type ControlPath, type EntryListPath, useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
-interface ListEntry {
-  ip: string;
-  note?: string | null;
-  ttl_s?: number | null;
-  expires_at?: number | null;
-  added_at?: number | null;
-}
-
-interface ImportAnswer {
-  added?: number;
-  skipped?: number;
-  invalid?: number | unknown[];
+/** The other list an entry may also be on, and what that means (the whitelist always wins). */
+export interface OtherList {
+  path: EntryListPath;
+  /** "Also on the whitelist as 198.51.100.7: …" */
+  warning: (other: string) => string;
 }
 
 /**
  * An allow or block list: add, remove, import and clear. `importPath` is the agent's import route;
- * without one, an import posts the entries as an array to the list itself.
+ * without one, an import posts the entries as an array to the list itself. With `other`, an entry
+ * sharing addresses with an entry of that list carries a warning.
  */
 export function ListPanel({
   serverId,
@@ -35,16 +31,21 @@ export function ListPanel({
   importPath,
   canEdit,
   description,
+  other,
 }: {
+  other?: OtherList;
   serverId: number;
   title: string;
-  path: ControlListPath;
+  path: EntryListPath;
   clearPath?: ControlPath;
   importPath?: ControlPath;
   canEdit: boolean;
   description: string;
 }) {
-  const query = useControlList<ListEntry>(serverId, path);
+  const query = useControlList(serverId, path);
+  // The same query key as the other list's own panel: one request serves both.
+  const otherList = useControlList(serverId, other?.path ?? path);
+  const otherEntries = other ? (otherList.data ?? []) : [];
   const change = useChangeControl(serverId, [path]);
   const [values, setValues] = useState<ListEntryValues>({ ip: '', note: '', ttl: '' });
   const [errors, setErrors] = useState<Errors<keyof ListEntryValues>>({});
@@ -146,7 +147,14 @@ export function ListPanel({
                     {entries.map((e) => (
                       <tr key={e.ip}>
                         <td data-label="Address">
-                          <code>{e.ip}</code>
+                          <code className="address">{e.ip}</code>
+                          {otherEntries
+                            .filter((o) => overlaps(o.ip, e.ip))
+                            .map((o) => (
+                              <span key={o.ip} className="entry-warning" role="note">
+                                ⚠ {other!.warning(o.ip)}
+                              </span>
+                            ))}
                         </td>
                         <td data-label="Note">{e.note || '—'}</td>
                         <td data-label="Expires">

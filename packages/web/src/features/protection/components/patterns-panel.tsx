@@ -8,20 +8,11 @@ import { useChangeControl } from '../api/change-control';
 import { useControlList } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
-interface BlockPattern {
-  name: string;
-  file: string;
-  regex: string;
-  threshold: number;
-  window_s: number;
-  ban_s: number;
-}
-
 const EMPTY: BlockPatternValues = { name: '', file: '', regex: '', threshold: '5', window_s: '60', ban_s: '3600' };
 
 /** Log patterns: so many matching lines from one address within the window ban it for a while. */
 export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControlList<BlockPattern>(serverId, 'block-pattern');
+  const query = useControlList(serverId, 'block-pattern');
   const change = useChangeControl(serverId, ['block-pattern']);
   const [values, setValues] = useState<BlockPatternValues>(EMPTY);
   const [errors, setErrors] = useState<Errors<keyof BlockPatternValues>>({});

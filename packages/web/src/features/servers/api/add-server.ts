@@ -1,9 +1,9 @@
+import type { DashboardData, DashboardServer } from '@palisade/protocol';
 import { normalizeFingerprint, parseAgentUrl } from '@palisade/protocol/agent-address';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, pattern, text } from '../../../lib/schema';
-import type { DashboardServer } from '../../../lib/wire';
 import { productsKey } from '../../billing/api/get-products';
 import { serversKey } from './get-servers';
 
@@ -47,7 +47,7 @@ export const pinOf = (values: Pick<AddServerValues, 'api_url' | 'tls_fingerprint
     : {};
 
 export const addServer = (values: AddServerValues) =>
-  request<{ server: DashboardServer }>('POST', '/api/servers', {
+  request<DashboardData<'server'>>('POST', '/api/servers', {
     body: {
       product_id: Number(values.product_id),
       name: values.name,

@@ -1,6 +1,6 @@
+import type { AgentMetrics } from '@palisade/protocol';
 import { proxyRequest } from '../../../lib/api';
 import { useQuery } from '../../../lib/query';
-import type { AgentMetrics } from '../../../lib/wire';
 import { serverKey } from './get-server';
 
 /** The spec's guidance: poll every 2 s while the server page is open, never faster. */

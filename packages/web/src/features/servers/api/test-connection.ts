@@ -1,25 +1,25 @@
+import type { ConnectionCheck, DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { useMutation } from '../../../lib/query';
-import type { ConnectionCheck } from '../../../lib/wire';
 
 export type TestConnectionInput =
   | { api_url: string; api_key: string; tls_fingerprint?: string }
   | { server_id: number };
 
 export const testConnection = (input: TestConnectionInput) =>
-  request<ConnectionCheck>('POST', '/api/servers/test', { body: input });
+  request<DashboardData<'connection'>>('POST', '/api/servers/test', { body: input });
 
 export const useTestConnection = () => useMutation(testConnection);
 
 /** What a failed check means for the user, in one line, plus what to do about it. */
 export function explainCheck(check: ConnectionCheck): { ok: boolean; title: string; detail: string } {
-  if (check.reachable && check.status === 200 && !check.error)
+  if (!('error' in check))
     return {
       ok: true,
       title: 'Connected',
-      detail: `Agent ${check.agent_version ?? ''} answered in ${check.latency_ms ?? '?'} ms.`.replace('  ', ' '),
+      detail: `Agent ${check.agent_version ?? ''} answered in ${check.latency_ms} ms.`.replace('  ', ' '),
     };
-  const error = check.error ?? '';
+  const error = check.error;
   if (error.startsWith('tls_fingerprint: the agent presented'))
     return {
       ok: false,

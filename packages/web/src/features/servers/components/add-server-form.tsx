@@ -1,9 +1,9 @@
+import type { DashboardServer } from '@palisade/protocol';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
-import type { DashboardServer } from '../../../lib/wire';
 import { type AddServerValues, checkAddServer, isHttpsAddress, pinOf, useAddServer } from '../api/add-server';
 import { explainCheck, useTestConnection } from '../api/test-connection';
 

@@ -1,8 +1,9 @@
+import type { HistoryRange, HistorySection } from '@palisade/protocol';
 import { useMemo, useState } from 'react';
 import { LineChart } from '../../../components/chart';
-import { Empty, QueryView } from '../../../components/states';
-import { bitsPerSecond } from '../../../lib/format';
-import type { HistoryRange, HistorySection } from '../../../lib/wire';
+import { QueryView } from '../../../components/states';
+import { BITS_FORMAT, PERCENT_FORMAT, PLAIN_FORMAT } from '../../../lib/format';
+import { historySeries } from '../../../lib/series';
 import { useServerSection } from '../api/get-server-section';
 
 const RANGES: { value: HistoryRange; label: string }[] = [
@@ -13,46 +14,25 @@ const RANGES: { value: HistoryRange; label: string }[] = [
 ];
 
 function Charts({ history }: { history: HistorySection }) {
-  const times = useMemo(() => history.samples.map((s) => s.ts), [history]);
-  const usage = useMemo(
-    () => [
-      {
-        label: 'CPU %',
-        values: history.samples.map((s) => s.cpu_pct),
-        color: '#2563eb',
-        format: (v: number) => `${v.toFixed(0)}%`,
-      },
-      {
-        label: 'Memory %',
-        values: history.samples.map((s) => (s.mem_total_mb > 0 ? (100 * s.mem_used_mb) / s.mem_total_mb : null)),
-        color: '#9333ea',
-      },
-      { label: 'Disk %', values: history.samples.map((s) => s.disk_used_pct), color: '#d97706' },
-    ],
-    [history],
-  );
-  const load = useMemo(
-    () => [{ label: 'Load (1 min)', values: history.samples.map((s) => s.load1), color: '#0d9488' }],
-    [history],
-  );
-  const net = useMemo(
-    () => [
-      { label: 'In', values: history.samples.map((s) => s.rx_bps), color: '#16a34a', format: bitsPerSecond },
-      { label: 'Out', values: history.samples.map((s) => s.tx_bps), color: '#dc2626', format: bitsPerSecond },
-    ],
-    [history],
-  );
-  if (history.samples.length === 0)
-    return (
-      <Empty>
-        <p>No samples in this range yet. They arrive with each check-in.</p>
-      </Empty>
-    );
+  const { times, usage, load, net } = useMemo(() => historySeries(history), [history]);
+  const span = { from: history.from, to: history.to };
   return (
-    <div className="charts">
-      <LineChart title="CPU, memory and disk (%)" times={times} series={usage} />
-      <LineChart title="Load" times={times} series={load} />
-      <LineChart title="Network" times={times} series={net} />
+    <div className="charts" data-testid="history-charts" data-range={history.range}>
+      {history.samples.length === 0 ? (
+        <p className="muted">
+          No samples in this range yet: they arrive with each check-in. The charts fill in from the right.
+        </p>
+      ) : null}
+      <LineChart
+        title="CPU, memory and disk (%)"
+        times={times}
+        series={usage}
+        format={PERCENT_FORMAT}
+        max={100}
+        {...span}
+      />
+      <LineChart title="Load (1 min average, no unit)" times={times} series={load} format={PLAIN_FORMAT} {...span} />
+      <LineChart title="Network (bit/s)" times={times} series={net} format={BITS_FORMAT} {...span} />
     </div>
   );
 }

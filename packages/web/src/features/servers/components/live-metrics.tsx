@@ -1,11 +1,18 @@
+import type { AgentMetrics } from '@palisade/protocol';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { LineChart } from '../../../components/chart';
 import { ErrorNote, Loading } from '../../../components/states';
-import { bitsPerSecond, megabytes, percent, timeAgo } from '../../../lib/format';
-import type { AgentMetrics } from '../../../lib/wire';
+import { bitsPerSecond, figure, megabytes, PERCENT_FORMAT, percent, timeAgo } from '../../../lib/format';
+import { invalidate } from '../../../lib/query';
+import { LIVE_WINDOW_MS, liveChart } from '../../../lib/series';
 import { LIVE_INTERVAL_MS, useLiveMetrics } from '../api/get-live-metrics';
+import { serverKey } from '../api/get-server';
+import { useServerSection } from '../api/get-server-section';
 
-const KEEP = 90; // three minutes of 2 s readings
+/** Readings kept for the live chart's window (2 s apart). */
+const KEEP = LIVE_WINDOW_MS / LIVE_INTERVAL_MS;
+/** The snapshot's `attacks` part is described in docs/agent.md, not in the shared schema: read its counts with care. */
+const count = (value: unknown) => (typeof value === 'number' ? figure(value) : '—');
 
 /** Live readings polled through the console every 2 s while the tab is visible. */
 export function LiveMetrics({ serverId }: { serverId: number }) {
@@ -20,6 +27,16 @@ export function LiveMetrics({ serverId }: { serverId: number }) {
     return () => document.removeEventListener('visibilitychange', onChange);
   }, []);
 
+  // The console records each call's outcome in the server's state: when the agent stops or starts
+  // answering, the header asks for the state again at once rather than at its next refresh.
+  const failing = query.errorMessage !== null;
+  const wasFailing = useRef(failing);
+  useEffect(() => {
+    if (failing === wasFailing.current) return;
+    wasFailing.current = failing;
+    void invalidate(serverKey(serverId), { exact: true });
+  }, [failing, serverId]);
+
   useEffect(() => {
     const m = query.data;
     if (!m || m.ts === last.current) return;
@@ -27,19 +44,10 @@ export function LiveMetrics({ serverId }: { serverId: number }) {
     setTrail((t) => [...t.slice(-(KEEP - 1)), m]);
   }, [query.data]);
 
-  const times = useMemo(() => trail.map((m) => m.ts), [trail]);
-  const cpuSeries = useMemo(
-    () => [
-      {
-        label: 'CPU %',
-        values: trail.map((m) => m.cpu.pct),
-        color: '#2563eb',
-        format: (v: number) => `${v.toFixed(0)}%`,
-      },
-      { label: 'Memory %', values: trail.map((m) => m.memory.pct), color: '#9333ea' },
-    ],
-    [trail],
-  );
+  // The chart starts from the console's recent samples (the 1 h history, 10 s buckets), so a reload
+  // keeps the last minutes, then adds each live reading (docs/dashboard.md, "Charts").
+  const recent = useServerSection(serverId, 'history', '1h').data;
+  const chart = useMemo(() => liveChart(recent, trail), [recent, trail]);
 
   const m = query.data;
   return (
@@ -71,7 +79,7 @@ export function LiveMetrics({ serverId }: { serverId: number }) {
             </div>
             <div>
               <dt>Load</dt>
-              <dd>{m.cpu.load1 ?? '—'}</dd>
+              <dd>{m.cpu.load1 === null ? '—' : figure(m.cpu.load1)}</dd>
             </div>
             <div>
               <dt>In</dt>
@@ -84,7 +92,7 @@ export function LiveMetrics({ serverId }: { serverId: number }) {
             <div>
               <dt>Attacks</dt>
               <dd>
-                {m.attacks.active} active <span className="muted">/ {m.attacks.total}</span>
+                {count(m.attacks.active)} active <span className="muted">/ {count(m.attacks.total)}</span>
               </dd>
             </div>
             <div>
@@ -101,10 +109,20 @@ export function LiveMetrics({ serverId }: { serverId: number }) {
           {m.disks.length > 0 ? (
             <p className="muted small">Disks: {m.disks.map((d) => `${d.mount} ${percent(d.pct)}`).join(' · ')}</p>
           ) : null}
-          {trail.length > 1 ? (
-            <LineChart title="CPU and memory, last minutes" times={times} series={cpuSeries} />
-          ) : null}
         </>
+      ) : null}
+      {/* Drawn from the recent history at once, even before (or without) a live reading. */}
+      {chart.times.length > 1 ? (
+        <LineChart
+          title="CPU and memory, last minutes"
+          times={chart.times}
+          series={chart.series}
+          format={PERCENT_FORMAT}
+          max={100}
+          from={chart.from}
+          to={chart.to}
+          seconds
+        />
       ) : null}
     </section>
   );

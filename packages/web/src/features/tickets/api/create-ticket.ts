@@ -1,8 +1,9 @@
+import type { DashboardData } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, pattern, text } from '../../../lib/schema';
-import { normalizeTicket, ticketsKey } from './scope';
+import { ticketsKey } from './scope';
 
 export const createTicketInput = z.object({
   product_id: pattern(/^\d+$/, 'Choose a product.'),
@@ -15,11 +16,11 @@ export type CreateTicketValues = z.input<typeof createTicketInput>;
 export const checkCreateTicket = (values: CreateTicketValues) => parse(createTicketInput, values);
 
 export const createTicket = async (values: CreateTicketValues) =>
-  normalizeTicket(
-    await request<unknown>('POST', '/api/tickets', {
+  (
+    await request<DashboardData<'ticket'>>('POST', '/api/tickets', {
       body: { product_id: Number(values.product_id), subject: values.subject, message: values.message },
-    }),
-  );
+    })
+  ).ticket;
 
 export const useCreateTicket = (onDone: (ticket: { id: number }) => void) =>
   useMutation(createTicket, (ticket) => {

@@ -1,4 +1,5 @@
 import { Link } from 'react-router';
+import { LoadMore } from '../../../components/pager';
 import { Empty, QueryView } from '../../../components/states';
 import { ApiError } from '../../../lib/api';
 import { timeAgo } from '../../../lib/format';
@@ -17,40 +18,43 @@ export function TicketList({ scope }: { scope: TicketScope }) {
     return <p className="note note-muted">Support tickets are not available on this console yet.</p>;
   return (
     <QueryView query={query} what="Loading tickets">
-      {(tickets) =>
+      {({ items: tickets }) =>
         tickets.length === 0 ? (
           <Empty>
             <p>{scope === 'admin' ? 'No tickets to answer.' : 'No tickets yet.'}</p>
           </Empty>
         ) : (
-          <table className="table cards-on-mobile">
-            <thead>
-              <tr>
-                <th scope="col">Ticket</th>
-                <th scope="col">Subject</th>
-                {scope === 'admin' ? <th scope="col">From</th> : null}
-                <th scope="col">State</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tickets.map((t) => (
-                <tr key={t.id}>
-                  <td data-label="Ticket">
-                    <code>{t.ref}</code>
-                  </td>
-                  <td data-label="Subject">
-                    <Link to={`${base}/${t.id}`}>{t.subject}</Link>
-                  </td>
-                  {scope === 'admin' ? <td data-label="From">{t.account_email ?? t.account_name ?? '—'}</td> : null}
-                  <td data-label="State">
-                    <TicketStatus status={t.status} />
-                  </td>
-                  <td data-label="Updated">{timeAgo(t.updated_at ?? t.created_at)}</td>
+          <>
+            <table className="table cards-on-mobile" aria-label="Tickets">
+              <thead>
+                <tr>
+                  <th scope="col">Ticket</th>
+                  <th scope="col">Subject</th>
+                  {scope === 'admin' ? <th scope="col">From</th> : null}
+                  <th scope="col">State</th>
+                  <th scope="col">Updated</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {tickets.map((t) => (
+                  <tr key={t.id}>
+                    <td data-label="Ticket">
+                      <code>{t.ref}</code>
+                    </td>
+                    <td data-label="Subject">
+                      <Link to={`${base}/${t.id}`}>{t.subject}</Link>
+                    </td>
+                    {scope === 'admin' ? <td data-label="From">{t.account_email}</td> : null}
+                    <td data-label="State">
+                      <TicketStatus status={t.status} />
+                    </td>
+                    <td data-label="Updated">{timeAgo(t.updated_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <LoadMore query={query} noun="tickets" />
+          </>
         )
       }
     </QueryView>

@@ -1,18 +1,16 @@
+import type { TicketMessage } from '@palisade/protocol';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { TextArea } from '../../../components/field';
 import { ErrorNote, QueryView, StatusLine } from '../../../components/states';
 import { dateTime } from '../../../lib/format';
-import type { TicketMessage } from '../../../lib/wire';
 import { useSetTicketOpen } from '../api/close-ticket';
 import { useTicket } from '../api/get-ticket';
 import { checkReply, useReplyTicket } from '../api/reply-ticket';
 import type { TicketScope } from '../api/scope';
 import { TicketStatus } from './ticket-list';
 
-function isStaff(m: TicketMessage) {
-  return m.from_admin === true || m.author_role === 'admin';
-}
+const isStaff = (m: TicketMessage) => m.author_role === 'admin';
 
 export function TicketThread({ scope, id }: { scope: TicketScope; id: number }) {
   const query = useTicket(scope, id);
@@ -46,17 +44,16 @@ export function TicketThread({ scope, id }: { scope: TicketScope; id: number }) 
                 <code>{t.ref}</code>
                 <TicketStatus status={t.status} />
                 <span className="muted">opened {dateTime(t.created_at)}</span>
-                {scope === 'admin' && t.account_email ? <span className="muted">by {t.account_email}</span> : null}
               </div>
             </div>
             <ol className="thread" aria-label="Messages">
               {t.messages.map((m) => (
                 <li key={m.id} className={isStaff(m) ? 'from-staff' : 'from-user'}>
                   <div className="thread-meta">
-                    <strong>{m.author_name ?? (isStaff(m) ? 'Support' : 'You')}</strong>{' '}
+                    <strong>{isStaff(m) ? 'Support' : scope === 'admin' ? 'Customer' : 'You'}</strong>{' '}
                     <span className="muted small">{dateTime(m.created_at)}</span>
                   </div>
-                  <p className="thread-body">{m.body ?? m.message}</p>
+                  <p className="thread-body">{m.body}</p>
                 </li>
               ))}
             </ol>

@@ -1,8 +1,8 @@
+import type { DashboardData } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
 import { parse, text } from '../../../lib/schema';
-import type { AccessToken } from '../../../lib/wire';
 import { tokensKey } from './get-tokens';
 
 export const createTokenInput = z.object({ name: text({ min: 1, max: 100 }) });
@@ -11,6 +11,6 @@ export const checkCreateToken = (values: { name: string }) => parse(createTokenI
 
 /** The answer carries the raw `svc_…` value once, in `token`. */
 export const createToken = (name: string) =>
-  request<AccessToken & { token: string }>('POST', '/api/tokens', { body: { name } });
+  request<DashboardData<'tokenCreated'>>('POST', '/api/tokens', { body: { name } });
 
 export const useCreateToken = () => useMutation(createToken, () => invalidate(tokensKey));

@@ -1,3 +1,4 @@
+import type { DashboardData } from '@palisade/protocol';
 import { z } from 'zod';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
@@ -12,6 +13,6 @@ export const checkSetWebhook = (values: { url: string }) => parse(setWebhookInpu
 
 /** The answer carries the signing secret for verifying deliveries. */
 export const setWebhook = (url: string) =>
-  request<{ url: string; secret: string }>('PUT', '/api/account/webhook', { body: { url } });
+  request<DashboardData<'webhookSet'>>('PUT', '/api/account/webhook', { body: { url } });
 
 export const useSetWebhook = () => useMutation(setWebhook, () => invalidate(webhookKey));

@@ -1,13 +1,28 @@
+import type { WebhookDelivery } from '@palisade/protocol';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Button, ConfirmButton } from '../../../components/buttons';
 import { SecretOnce } from '../../../components/credentials';
 import { TextField } from '../../../components/field';
 import { Empty, ErrorNote, QueryView, StatusLine } from '../../../components/states';
 import { ApiError } from '../../../lib/api';
-import { dateTime } from '../../../lib/format';
+import { dateTime, withUnit } from '../../../lib/format';
 import { useDeleteWebhook } from '../api/delete-webhook';
-import { useWebhook } from '../api/get-webhook';
+import { deliveriesByEvent, useWebhook } from '../api/get-webhook';
 import { checkSetWebhook, useSetWebhook } from '../api/set-webhook';
+
+const STATUS_WORDS: Record<WebhookDelivery['status'], string> = {
+  delivered: 'Delivered',
+  queued: 'Not yet delivered; will be tried again',
+  failed: 'Given up after the last attempt',
+};
+
+const EVENT_WORDS: Record<string, string> = {
+  'ticket.created': 'Ticket opened',
+  'ticket.reply': 'Ticket reply',
+  'ticket.closed': 'Ticket closed',
+  'ticket.reopened': 'Ticket reopened',
+};
+const eventWords = (kind: string) => (Object.hasOwn(EVENT_WORDS, kind) ? EVENT_WORDS[kind]! : kind);
 
 /** The ticket-notification webhook: URL, its signing secret (shown when set) and the delivery log. */
 export function WebhookPanel() {
@@ -31,7 +46,7 @@ export function WebhookPanel() {
     setUrlError(undefined);
     const out = await save.run(checked.value.url);
     if (out) {
-      setSecret(out.secret ?? null);
+      setSecret(out.secret);
       setStatus('Webhook saved.');
     }
   };
@@ -65,13 +80,13 @@ export function WebhookPanel() {
       <ErrorNote message={save.error ?? remove.error} />
       {status ? <StatusLine>{status}</StatusLine> : null}
       {secret ? <SecretOnce value={secret} what="signing secret" onDone={() => setSecret(null)} /> : null}
-      {query.data?.secret && !secret ? (
-        <p className="muted small">A signing secret is set. Saving the URL again shows a new one.</p>
+      {query.data?.url && !secret ? (
+        <p className="muted small">A signing secret is set. Saving the URL again shows it.</p>
       ) : null}
       <h3>Deliveries</h3>
       <QueryView query={query} what="Loading deliveries">
         {(data) =>
-          !data.deliveries || data.deliveries.length === 0 ? (
+          data.deliveries.length === 0 ? (
             <Empty>
               <p>No deliveries yet.</p>
             </Empty>
@@ -79,25 +94,34 @@ export function WebhookPanel() {
             <table className="table cards-on-mobile" aria-label="Webhook deliveries">
               <thead>
                 <tr>
-                  <th scope="col">When</th>
                   <th scope="col">Event</th>
+                  <th scope="col">First tried</th>
                   <th scope="col">Result</th>
                   <th scope="col">Attempts</th>
                 </tr>
               </thead>
               <tbody>
-                {data.deliveries.map((d) => (
-                  <tr key={d.id}>
-                    <td data-label="When">{dateTime(d.created_at)}</td>
-                    <td data-label="Event">
-                      {d.kind ?? '—'} {d.ticket_ref ? <code>{d.ticket_ref}</code> : null}
+                {deliveriesByEvent(data.deliveries).map((event) => (
+                  <tr key={event.id}>
+                    <td data-label="Event">{eventWords(event.kind)}</td>
+                    <td data-label="First tried">{dateTime(event.attempts.at(-1)!.created_at)}</td>
+                    <td data-label="Result">{STATUS_WORDS[event.status]}</td>
+                    <td data-label="Attempts">
+                      <details>
+                        <summary>
+                          {event.attempts.length} {event.attempts.length === 1 ? 'attempt' : 'attempts'}
+                        </summary>
+                        <ol className="attempts" aria-label={`Attempts for ${eventWords(event.kind)}`}>
+                          {[...event.attempts].reverse().map((a) => (
+                            <li key={a.id}>
+                              {dateTime(a.created_at)}:{' '}
+                              {a.response_status ? `HTTP ${a.response_status}` : (a.error ?? 'no answer')} in{' '}
+                              {withUnit(a.duration_ms, 'ms')}
+                            </li>
+                          ))}
+                        </ol>
+                      </details>
                     </td>
-                    <td data-label="Result">
-                      {d.status ?? '—'}
-                      {d.response_status ? ` (HTTP ${d.response_status})` : ''}
-                      {d.error ? ` ${d.error}` : ''}
-                    </td>
-                    <td data-label="Attempts">{d.attempts ?? '—'}</td>
                   </tr>
                 ))}
               </tbody>

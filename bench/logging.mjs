@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// What the per-request access lines cost (docs/performance.md, "Logging and workers"): v1
+// GET /api/v1/servers (50 servers) with PALISADE_ACCESS_LOG=1 (two JSON lines a request, the
+// default before) against the default (none), measured with wrk -t1 -c50, wrk pinned to core 0 and
+// the console to core 1, alternating. Its log goes to a file, as to journald. With
+// --postgres URL it also compares 1 and 2 workers (--workers, not pinned: they need both cores).
+// Usage: node bench/logging.mjs [--seconds 5] [--rounds 2] [--postgres URL]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { arg, benchServerRow } from './lib.mjs';
+
+const SECONDS = Number(arg('seconds', '5'));
+const ROUNDS = Number(arg('rounds', '2'));
+const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
+
+const root = new URL('..', import.meta.url).pathname;
+const consoleDist = join(root, 'packages/console/dist/src');
+const { loadConfig } = await import(join(consoleDist, 'config.js'));
+const { openDatabase } = await import(join(consoleDist, 'db/database.js'));
+const { createServices, createBoundaries } = await import(join(consoleDist, 'app.js'));
+
+if (spawnSync('wrk', ['--version']).error) {
+  console.error('wrk is needed (Debian package wrk)');
+  process.exit(1);
+}
+
+/**
+ * Accounts of 50 servers and 100 tokens each (the most an account holds), enough that the
+ * 120-a-minute limit per token is never reached.
+ */
+async function prepare(env, tokenCount) {
+  const config = loadConfig(env);
+  const database = await openDatabase(config);
+  const boundaries = createBoundaries(config);
+  const services = createServices({ db: database.db, config, clock: Date.now, ...boundaries });
+  await services.catalog.seed();
+  const tokens = [];
+  for (let a = 0; a * 100 < tokenCount; a += 1) {
+    const account = await services.accounts.create({
+      email: `bench${a}@example.com`,
+      password: 'bench-password',
+      name: 'B',
+    });
+    const product = await services.catalog.addProduct(account.id, 3);
+    await addServers(database.db, boundaries, account.id, product.id);
+    for (let t = 0; t < 100; t += 1) tokens.push((await services.tokens.create(account.id, `b${t}`)).token);
+  }
+  boundaries.outbound.close();
+  await database.close();
+  return tokens;
+}
+
+async function addServers(db, boundaries, accountId, productId) {
+  for (let s = 0; s < 50; s += 1) {
+    await db
+      .insertInto('servers')
+      .values(benchServerRow(accountId, productId, s, boundaries.secrets.seal('agk_x')))
+      .execute();
+  }
+}
+
+/** Starts the console with its output in `logFile`; resolves with its URL once it listens. */
+async function startConsole(env, args, logFile, cpu) {
+  const fd = openSync(logFile, 'w');
+  const command = cpu === null ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
+  const child = spawn(command[0], [...command.slice(1), join(consoleDist, 'cli.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  for (;;) {
+    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8'));
+    if (m) return { child, url: m[1] };
+    if (child.exitCode !== null) throw new Error(readFileSync(logFile, 'utf8'));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function stop(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/**
+ * CPU seconds (user + system) the process and its children (cluster workers) have used: per request,
+ * this figure suffers less than throughput when other work shares the machine.
+ */
+function cpuSeconds(pid) {
+  const ticks = (p) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      return 0;
+    }
+  };
+  const children = (p) => {
+    try {
+      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
+}
+
+/** wrk -t1 -c50 for SECONDS; each request carries the next token. */
+function wrk(url, luaFile, seconds) {
+  const out = spawnSync(
+    'taskset',
+    ['-c', '0', 'wrk', '-t1', '-c50', `-d${seconds}s`, '--latency', '-s', luaFile, url],
+    {
+      encoding: 'utf8',
+    },
+  ).stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
+  const p99ms = p99 ? Number(p99[1]) * { us: 0.001, ms: 1, s: 1000 }[p99[2]] : Number.NaN;
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  return { rps, p99ms, non2xx, requests };
+}
+
+async function compare(label, env, variants, cpu) {
+  // Up to ~10,000 requests a second for all rounds, 120 a minute per token.
+  const tokens = await prepare(env, Math.ceil((8_000 * (SECONDS + 1) * ROUNDS * variants.length) / 100));
+  const lua = join(env.PALISADE_DATA_DIR, 'tokens.lua');
+  writeFileSync(
+    lua,
+    `local tokens = {${tokens.map((t) => `"${t}"`).join(',')}}\nlocal i = 0\n` +
+      'request = function()\n  i = i + 1\n  return wrk.format("GET", nil, { ["authorization"] = "Bearer " .. tokens[(i % #tokens) + 1] })\nend\n',
+  );
+  const results = variants.map(() => []);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const [i, variant] of variants.entries()) {
+      const logFile = join(env.PALISADE_DATA_DIR, `console-${i}.log`);
+      const running = await startConsole({ ...env, ...variant.env }, variant.args ?? [], logFile, cpu);
+      const url = `${running.url}/api/v1/servers`;
+      wrk(url, lua, 1); // warm-up
+      const cpuBefore = cpuSeconds(running.child.pid);
+      const result = wrk(url, lua, SECONDS);
+      result.cpuUsPerRequest = ((cpuSeconds(running.child.pid) - cpuBefore) * 1e6) / result.requests;
+      result.logBytes = statSync(logFile).size;
+      await stop(running.child);
+      results[i].push(result);
+    }
+  }
+  console.log(`\n${label}: wrk -t1 -c50 -d${SECONDS}s, ${ROUNDS} alternating rounds`);
+  for (const [i, variant] of variants.entries()) {
+    for (const r of results[i]) {
+      console.log(
+        `  ${variant.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99ms.toFixed(1).padStart(6)} ms  console CPU ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/request  non-2xx ${r.non2xx}  log ${(r.logBytes / 1e6).toFixed(1)} MB`,
+      );
+    }
+  }
+}
+
+const base = (dataDir) => ({
+  PALISADE_DATA_DIR: dataDir,
+  PALISADE_PORT: '0',
+  PALISADE_LOG_LEVEL: 'info',
+  PALISADE_BOOTSTRAP_ADMIN: '0',
+});
+
+const sqliteDir = mkdtempSync(join(tmpdir(), 'palisade-bench-log-'));
+await compare(
+  'SQLite, 1 process on core 1',
+  base(sqliteDir),
+  [
+    { name: 'access lines on (PALISADE_ACCESS_LOG=1)', env: { PALISADE_ACCESS_LOG: '1' } },
+    { name: 'access lines off (the default)', env: {} },
+  ],
+  '1',
+);
+rmSync(sqliteDir, { recursive: true, force: true });
+
+if (PG) {
+  const pgDir = mkdtempSync(join(tmpdir(), 'palisade-bench-log-'));
+  const schema = `bench_log_${process.pid}`;
+  await compare(
+    'PostgreSQL, workers on both cores (wrk on core 0 too)',
+    { ...base(pgDir), PALISADE_DATABASE_URL: PG, PALISADE_DATABASE_SCHEMA: schema },
+    [
+      { name: '1 process', env: {} },
+      { name: '2 workers (--workers 2)', env: {}, args: ['--workers', '2'] },
+    ],
+    null,
+  );
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: PG });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+  rmSync(pgDir, { recursive: true, force: true });
+}
+process.exit(0);

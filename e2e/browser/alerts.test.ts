@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { browserSkipReason, launchBrowser, newSession, screenshot, signInThroughPage } from '../support/browser.js';
+import {
+  type AgentProcess,
+  type ConsoleProcess,
+  eventually,
+  startAgent,
+  startConsoleProcess,
+  tempDir,
+} from '../support/processes.js';
+
+const skip = browserSkipReason();
+const USER = { name: 'Alex Alerts', email: 'alerts@example.com', password: 'correct horse battery' };
+
+/**
+ * Settings → Alerts in Chromium against a real console with one real agent (docs/alerts.md): a
+ * Slack-format channel on a local receiver, its "Send a test", a rule added and then edited in the
+ * same form, and the history with the delivered test.
+ */
+describe('alerts in a browser', { skip: skip ?? false }, () => {
+  const data = tempDir('palisade-web-alerts-');
+  let consoleProcess: ConsoleProcess;
+  let agent: AgentProcess;
+  let browser: Browser;
+  const received: string[] = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      received.push(body);
+      res.writeHead(200).end('ok');
+    });
+  });
+
+  before(async () => {
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    consoleProcess = await startConsoleProcess({
+      PALISADE_DATA_DIR: data.path,
+      PALISADE_ALLOW_PRIVATE_TARGETS: '1',
+      PALISADE_BOOTSTRAP_ADMIN: '0',
+      PALISADE_CHECKIN_INTERVAL_S: '5',
+    });
+    agent = await startAgent({ 'checkin.interval_s': '5' });
+    const api = async (method: string, path: string, cookie: string | null, body: unknown) => {
+      const res = await fetch(`${consoleProcess.url}${path}`, {
+        method,
+        headers: {
+          'content-type': 'application/json',
+          origin: consoleProcess.url,
+          ...(cookie ? { cookie } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return res;
+    };
+    const registered = await api('POST', '/api/auth/register', null, USER);
+    assert.equal(registered.status, 201);
+    const cookie = registered.headers.get('set-cookie')!.split(';')[0]!;
+    const product = await api('POST', '/api/products', cookie, { catalog_id: 1 });
+    assert.equal(product.status, 201);
+    const productId = (await product.json()).data.product.id;
+    const added = await api('POST', '/api/servers', cookie, {
+      product_id: productId,
+      name: 'web-1',
+      api_url: agent.url,
+      api_key: agent.key,
+    });
+    assert.equal(added.status, 201, await added.clone().text());
+    const id = (await added.json()).data.server.id;
+    await eventually('web-1 to check in', async () => {
+      const res = await fetch(`${consoleProcess.url}/api/servers/${id}`, { headers: { cookie } });
+      return (await res.json()).data.server.state === 'online' ? true : undefined;
+    });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await consoleProcess?.kill();
+    await new Promise((resolve) => receiver.close(resolve));
+    data.remove();
+  });
+
+  test('a channel and its test, a rule added then edited, the history with the delivered test', async () => {
+    const session = await newSession(browser, consoleProcess.url, { width: 1280, height: 1000 });
+    const { page } = session;
+    try {
+      await signInThroughPage(page, USER);
+
+      await page.goto('/dashboard/settings/alerts');
+      await page.getByRole('heading', { name: 'Alert channels' }).waitFor();
+      await page.getByText('No channels yet.').waitFor();
+      await page.getByLabel('Channel name').fill('ops-slack');
+      await page.getByLabel('Kind').selectOption('slack');
+      await page.getByLabel('Webhook URL').fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slack`);
+      await page.getByRole('button', { name: 'Add channel' }).click();
+      const channelRow = page.getByRole('row').filter({ hasText: 'ops-slack' });
+      await channelRow.waitFor();
+      await channelRow.getByRole('button', { name: 'Send a test' }).click();
+      await channelRow.getByText(/Test delivered \(HTTP 200\)/).waitFor();
+      assert.equal(received.length, 1);
+      assert.match(JSON.parse(received[0]!).text, /Palisade test notification for ops-slack/);
+
+      // Add: the form shows only what the chosen kind uses.
+      const add = page.getByRole('form', { name: 'Add an alert rule' });
+      await add.getByLabel('Rule name').fill('Web down');
+      assert.equal(await add.getByLabel('Unreachable for (minutes)').count(), 0);
+      await add.getByLabel('ops-slack (slack)').check();
+      await add.getByLabel('web-1').check();
+      await add.getByRole('button', { name: 'Add rule' }).click();
+      await page.getByText('Rule Web down added.').waitFor();
+      const rules = page.getByRole('table', { name: 'Alert rules' });
+      const ruleRow = rules.getByRole('row').filter({ hasText: 'Web down' });
+      await ruleRow.getByText('no check-in for 2 minutes').waitFor();
+      await ruleRow.getByText('web-1').waitFor();
+
+      // Edit: the same form, filled in; a bad value names the field; the saved rule replaces the row.
+      await ruleRow.getByRole('button', { name: 'Edit' }).click();
+      const edit = page.getByRole('form', { name: 'Edit rule Web down' });
+      assert.equal(await edit.getByLabel('Rule name').inputValue(), 'Web down');
+      assert.equal(await edit.getByLabel('When').inputValue(), 'offline');
+      assert.equal(await edit.getByLabel('ops-slack (slack)').isChecked(), true);
+      assert.equal(await edit.getByLabel('web-1').isChecked(), true);
+      await edit.getByLabel('Rule name').fill('Web unreachable');
+      await edit.getByLabel('When').selectOption('unreachable');
+      await edit.getByLabel('Unreachable for (minutes)').fill('5000');
+      await edit.getByRole('button', { name: 'Save rule' }).click();
+      await edit.getByText('Minutes: at most 1440.').waitFor();
+      await edit.getByLabel('Unreachable for (minutes)').fill('10');
+      await edit.getByRole('button', { name: 'Save rule' }).click();
+      await page.getByText('Rule Web unreachable saved.').waitFor();
+      await add.waitFor();
+      await rules
+        .getByRole('row')
+        .filter({ hasText: 'Web unreachable' })
+        .getByText('the agent unreachable for 10 min')
+        .waitFor();
+      assert.equal(await rules.getByRole('row').filter({ hasText: 'Web down' }).count(), 0);
+
+      // Maintenance: the server can be muted and unmuted.
+      const maintenance = page.getByRole('table', { name: 'Maintenance' });
+      await maintenance.getByRole('button', { name: 'Mute 1 h' }).first().click();
+      await maintenance
+        .getByText(/^Muted until/)
+        .first()
+        .waitFor();
+      await maintenance.getByRole('button', { name: 'Unmute' }).first().click();
+      await maintenance.getByRole('button', { name: 'Mute 1 h' }).first().waitFor();
+
+      const history = page.getByRole('table', { name: 'Alert history' });
+      const delivered = history.getByRole('row').filter({ hasText: 'Palisade test notification for ops-slack' });
+      await delivered.getByText(/^delivered/).waitFor();
+      // The whole settings page in one picture: channels, rules, maintenance and history.
+      const height = await page.evaluate(() => document.documentElement.scrollHeight);
+      await page.setViewportSize({ width: 1280, height: Math.min(height, 2400) });
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await screenshot(page, 'settings-alerts');
+      session.assertNoErrors();
+    } catch (err) {
+      const shot = join(tmpdir(), `palisade-e2e-failure-${Date.now()}.png`);
+      await page.screenshot({ path: shot }).catch(() => {});
+      throw new Error(`${(err as Error).message}\nat ${page.url()}; screenshot: ${shot}`, { cause: err });
+    } finally {
+      await session.close();
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  browserSkipReason,
+  consoleWithBrowser,
+  registerWithProduct,
+  screenshot,
+  signInThroughPage,
+} from '../support/browser.js';
+
+const skip = browserSkipReason();
+const USER = { email: 'install-command@example.com', password: 'correct horse battery' };
+
+/** Add server offers "Install with one command": the line is shown once, with the token, and the token is listed. */
+describe('the install command in the browser', { skip: skip ?? false }, () => {
+  const suite = consoleWithBrowser('palisade-web-install-', {}, async (url) => {
+    await registerWithProduct(url, { ...USER, name: 'Install Command' });
+  });
+
+  test('create a command for a product, see it once with a copy button, then revoke its token', async () => {
+    await suite.run(async (page) => {
+      await signInThroughPage(page, USER);
+      await page.goto('/dashboard/servers/add');
+      await page.getByRole('heading', { name: 'Install with one command' }).waitFor();
+      await page.getByText('No enrolment tokens yet.').waitFor();
+      await page.getByLabel('Servers').fill('0');
+      await page.getByRole('button', { name: 'Create install command' }).click();
+      await page.getByText('A whole number from 1 to 10000.').waitFor();
+      await page.getByLabel('Servers').fill('1');
+      await page.getByRole('button', { name: 'Create install command' }).click();
+
+      const command = page.getByTestId('install-command');
+      await command.waitFor();
+      const line = (await command.textContent()) ?? '';
+      assert.match(
+        line,
+        new RegExp(
+          `^curl -fsSL ${suite.url.replace(/\./g, '\\.')}/install/agent\\.sh \\| sudo sh -s -- --token enr_[0-9A-Za-z]{38}$`,
+        ),
+      );
+      const section = page.getByRole('region', { name: 'Install command' });
+      assert.equal(await section.getByRole('button', { name: 'Copy' }).count(), 1);
+      const table = page.getByRole('table', { name: 'Enrolment tokens' });
+      await table.getByText(`enr_…${line.slice(-4)}`).waitFor();
+      await table.getByText('0 of 1').waitFor();
+      await screenshot(page, 'add-server-install');
+      // On a phone the line breaks only between words: the URL and the token each stay on one line.
+      await page.setViewportSize({ width: 375, height: 800 });
+      const split = await command.evaluate((el) => {
+        const text = el.firstChild!;
+        const words: string[] = [];
+        for (const match of (text.textContent ?? '').matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(text, match.index);
+          range.setEnd(text, match.index + match[0].length);
+          if (range.getClientRects().length > 1) words.push(match[0]);
+        }
+        return words;
+      });
+      assert.deepEqual(split, [], 'no word of the command is broken across lines');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      await section.getByRole('button', { name: 'Done' }).click();
+      assert.equal(await page.getByTestId('install-command').count(), 0, 'the line is gone once dismissed');
+      await table.getByRole('button', { name: 'Revoke' }).click();
+      await table.getByRole('button', { name: `Revoke enr_…${line.slice(-4)}` }).click();
+      await table.getByText('revoked').waitFor();
+    });
+  });
+});

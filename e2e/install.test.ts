@@ -1,0 +1,423 @@
+// The one-line install (docs/agent.md, "One-line install"), with real processes: a console serving
+// dist/packages, an enrolment token made through its API, and `curl … /install/agent.sh | sh` run in
+// a network namespace joined to this host by a veth pair, as on a fresh server: the script checks
+// the SHA-256, installs the .deb with dpkg, starts the agent (no systemd here: in the background, as
+// the package's user with CAP_NET_ADMIN) and registers it; the server then shows online with a
+// sample. Also: each refused token (401 naming why), the server limit, a checksum mismatch and the
+// script's refusals (root, Linux, x86_64), which must change nothing. Needs Linux x64, root, dpkg,
+// ip, setpriv and curl; in CI a missing one fails.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
+import { runToEnd } from '@palisade/testkit';
+import {
+  type ConsoleProcess,
+  eventually,
+  holdDpkgLock,
+  runConsoleCli,
+  startConsoleProcess,
+  tempDir,
+} from './support/processes.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const OUT = join(ROOT, 'dist/packages');
+const VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+const DEB = `palisade-agent_${VERSION}_amd64.deb`;
+const NS = `pin-${(process.pid % 100000).toString(36)}`;
+const VETH = `pinv${(process.pid % 100000).toString(36)}`;
+// A /30 of its own per run, so two runs on one machine do not collide.
+const NET = `10.${200 + (process.pid % 50)}.${Math.floor(process.pid / 50) % 250}`;
+const HOST_IP = `${NET}.1`;
+const NS_IP = `${NET}.2`;
+
+function missing(): string | null {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return 'not Linux x64';
+  if (process.getuid?.() !== 0) return 'not running as root';
+  for (const tool of ['dpkg', 'ip', 'setpriv', 'curl', 'sha256sum']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
+      return `\`${tool}\` is missing`;
+  }
+  if (existsSync('/run/systemd/system')) return 'systemd runs here: the script would start the unit on this host';
+  return null;
+}
+
+const why = missing();
+if (why && process.env.CI) {
+  test('the install suite can run', () => {
+    assert.fail(`CI must run the install suite, but ${why}`);
+  });
+}
+
+const sh = (cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
+
+/** Runs the install line as an operator pastes it: here on the host, or inside the namespace. */
+function runLine(consoleUrl: string, args: string, env: Record<string, string> = {}, inNamespace = false) {
+  const line = `curl -fsSL ${consoleUrl}/install/agent.sh | sh -s -- ${args}`;
+  const argv = inNamespace ? ['ip', 'netns', 'exec', NS, 'sh', '-c', line] : ['sh', '-c', line];
+  const res = spawnSync(argv[0]!, argv.slice(1), {
+    encoding: 'utf8',
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', ...env },
+  });
+  return { code: res.status, out: `${res.stdout}${res.stderr}`, stderr: res.stderr };
+}
+
+describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () => {
+  const dir = tempDir('palisade-install-');
+  const badDir = tempDir('palisade-install-bad-');
+  let consoleProc: ConsoleProcess;
+  let cookie = '';
+  let bearer = '';
+  let productId = 0;
+  let smallProductId = 0;
+  let usedToken = '';
+  let agentPid = 0;
+  let releaseLock = () => {};
+
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${consoleProc.url}${path}`, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(cookie && !headers.authorization ? { cookie } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    // biome-ignore lint/suspicious/noExplicitAny: test answers are checked field by field
+    const json: any = text ? JSON.parse(text) : null;
+    if (json && !path.startsWith('/api/agent/')) assertMatchesOpenApi(path, res.status, json, method);
+    return { status: res.status, body: json };
+  }
+
+  const newToken = async (product: number, extra: Record<string, unknown> = {}) => {
+    const made = await call('POST', '/api/enrolment-tokens', { product_id: product, ...extra });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    return made.body.data as { id: number; token: string; command: string };
+  };
+
+  const stopBackgroundAgent = () => {
+    try {
+      agentPid = Number(readFileSync('/var/lib/palisade-agent/agent.pid', 'utf8').trim()) || agentPid;
+    } catch {}
+    if (agentPid > 0) spawnSync('kill', [String(agentPid)]);
+  };
+  const removeNamespace = () => {
+    spawnSync('ip', ['netns', 'del', NS], { stdio: 'ignore' });
+    spawnSync('ip', ['link', 'del', VETH], { stdio: 'ignore' });
+  };
+  const purge = () => spawnSync('dpkg', ['--purge', 'palisade-agent'], { stdio: 'ignore' });
+
+  before(async () => {
+    releaseLock = await holdDpkgLock();
+    const res = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs')], { encoding: 'utf8' });
+    assert.equal(res.status, 0, `scripts/package.mjs failed:\n${res.stdout}${res.stderr}`);
+    assert.ok(!installed(), 'palisade-agent is already installed on this machine; purge it first');
+    removeNamespace();
+    // The "server": a namespace reaching the console through a veth pair, as over a network.
+    sh('ip', ['netns', 'add', NS]);
+    sh('ip', ['link', 'add', VETH, 'type', 'veth', 'peer', 'name', `${VETH}n`]);
+    sh('ip', ['link', 'set', `${VETH}n`, 'netns', NS]);
+    sh('ip', ['addr', 'add', `${HOST_IP}/30`, 'dev', VETH]);
+    sh('ip', ['link', 'set', VETH, 'up']);
+    for (const args of [
+      ['addr', 'add', `${NS_IP}/30`, 'dev', `${VETH}n`],
+      ['link', 'set', `${VETH}n`, 'up'],
+      ['link', 'set', 'lo', 'up'],
+    ])
+      sh('ip', ['netns', 'exec', NS, 'ip', ...args]);
+
+    consoleProc = await startConsoleProcess({
+      PALISADE_DATA_DIR: dir.path,
+      PALISADE_HOST: HOST_IP,
+      PALISADE_ALLOW_PRIVATE_TARGETS: '1',
+      PALISADE_BOOTSTRAP_ADMIN: '0',
+      PALISADE_CHECKIN_INTERVAL_S: '5',
+      PALISADE_ARTIFACTS_DIR: OUT,
+    });
+    const signUp = await fetch(`${consoleProc.url}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `install-${process.pid}@example.com`, password: 'install-password', name: 'ops' }),
+    });
+    assert.equal(signUp.status, 201);
+    cookie = signUp.headers.get('set-cookie')!.split(';')[0]!;
+    bearer = (await call('POST', '/api/tokens', { name: 'e2e' })).body.data.token;
+    productId = (await call('POST', '/api/products', { catalog_id: 1 })).body.data.product.id;
+    // A plan for one server, for the limit (paid: an account holds one free plan at a time).
+    const added = await runConsoleCli({ PALISADE_DATA_DIR: dir.path }, [
+      'admin',
+      'catalog',
+      'add',
+      '--sku',
+      `one-${process.pid}`,
+      '--name',
+      'One',
+      '--price-cents',
+      '100',
+      '--server-limit',
+      '1',
+    ]);
+    assert.equal(added.code, 0, added.out);
+    const catalogId = Number(/Catalog item (\d+)/.exec(added.out)?.[1]);
+    smallProductId = (await call('POST', '/api/products', { catalog_id: catalogId })).body.data.product.id;
+  });
+
+  after(async () => {
+    stopBackgroundAgent();
+    removeNamespace();
+    purge();
+    releaseLock();
+    rmSync('/var/log/palisade-agent.log', { force: true });
+    await consoleProc?.kill();
+    dir.remove();
+    badDir.remove();
+  });
+
+  test('the console serves the script with its address, SHA256SUMS and the allow-listed artifacts only', async () => {
+    const script = await fetch(`${consoleProc.url}/install/agent.sh`);
+    assert.equal(script.status, 200);
+    const text = await script.text();
+    assert.ok(text.startsWith('#!/bin/sh\n'));
+    assert.ok(text.includes(`CONSOLE='${consoleProc.url}'`), 'the console fills in its own address');
+    assert.ok(text.includes(`VERSION='${VERSION}'`));
+    const sums = await (await fetch(`${consoleProc.url}/install/SHA256SUMS`)).text();
+    assert.match(sums, new RegExp(`^[0-9a-f]{64}  ${DEB.replace(/\./g, '\\.')}$`, 'm'));
+    assert.ok(!sums.includes('palisade-console-'), 'only what the script installs');
+    const deb = await fetch(`${consoleProc.url}/install/${DEB}`);
+    assert.equal(deb.status, 200);
+    assert.equal(Number(deb.headers.get('content-length')), readFileSync(join(OUT, DEB)).length);
+    await deb.arrayBuffer();
+    for (const path of [
+      'SHA256SUMS.bak',
+      `palisade-console-${VERSION}.tgz`,
+      '..%2Fpackage.json',
+      '%2e%2e%2fSHA256SUMS',
+    ]) {
+      const res = await fetch(`${consoleProc.url}/install/${path}`);
+      assert.equal(res.status, 404, path);
+      await res.text();
+    }
+  });
+
+  test('without artifacts the console says to run npm run package', async () => {
+    const bare = await startConsoleProcess({
+      PALISADE_DATA_DIR: join(badDir.path, 'data-bare'),
+      PALISADE_ARTIFACTS_DIR: join(badDir.path, 'nothing-here'),
+    });
+    try {
+      const res = await fetch(`${bare.url}/install/agent.sh`);
+      assert.equal(res.status, 503);
+      assert.match(await res.text(), /npm run package/);
+    } finally {
+      await bare.kill();
+    }
+  });
+
+  test('the script refuses without root, on another OS or CPU, and changes nothing', async () => {
+    const { token } = await newToken(productId);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ PALISADE_INSTALL_UID: '1000' }, /run as root/],
+      [{ PALISADE_INSTALL_UNAME_S: 'Darwin' }, /runs Darwin; the agent runs on Linux only/],
+      [{ PALISADE_INSTALL_UNAME_M: 'aarch64' }, /CPU is aarch64; the agent is built for x86_64/],
+    ];
+    for (const [env, message] of cases) {
+      const res = runLine(consoleProc.url, `--token ${token}`, env);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, message);
+      assert.match(res.stderr, /Nothing was changed/);
+      assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+    }
+  });
+
+  test('a checksum mismatch stops before anything is installed', async () => {
+    // A console whose SHA256SUMS does not match its .deb (a corrupted mirror, a tampered file).
+    const artifacts = join(badDir.path, 'artifacts');
+    sh('mkdir', ['-p', artifacts]);
+    copyFileSync(join(OUT, DEB), join(artifacts, DEB));
+    writeFileSync(join(artifacts, 'SHA256SUMS'), `${'0'.repeat(64)}  ${DEB}\n`);
+    const tampered = await startConsoleProcess({
+      PALISADE_DATA_DIR: join(badDir.path, 'data'),
+      PALISADE_ARTIFACTS_DIR: artifacts,
+    });
+    try {
+      const { token } = await newToken(productId);
+      const res = runLine(tampered.url, `--token ${token}`);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /checksum mismatch for palisade-agent_.*SHA256SUMS says 0{64}/);
+      assert.ok(!installed() && !existsSync('/usr/bin/palisade-agent') && !existsSync('/var/lib/palisade-agent'));
+    } finally {
+      await tampered.kill();
+    }
+  });
+
+  test('pasting the line on a fresh server installs, registers, and the server is online with metrics', async (t) => {
+    const created = await newToken(productId);
+    assert.equal(
+      created.command,
+      `curl -fsSL ${consoleProc.url}/install/agent.sh | sudo sh -s -- --token ${created.token}`,
+    );
+    usedToken = created.token;
+    const started = Date.now();
+    const res = runLine(consoleProc.url, created.command.split(' -- ')[1]!, {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /SHA-256 verified/);
+    assert.match(res.out, /registered with .* \(server \d+\)/);
+    assert.match(res.out, new RegExp(`reaches this agent at http://${NS_IP.replace(/\./g, '\\.')}:9740`));
+    // The fleet page's list (session cookie: the v1 list is limited to 120 requests a minute per token),
+    // then the server's own answer, which carries the latest sample.
+    const server = await eventually('the server online with a sample', async () => {
+      const list = await call('GET', '/api/servers');
+      if (list.status !== 200) throw new Error(`${list.status} ${JSON.stringify(list.body)}`);
+      const listed = list.body.data.servers[0];
+      if (!listed?.online) return undefined;
+      const detail = await call('GET', `/api/servers/${listed.id}`);
+      return detail.body.data.server.latest_sample ? detail.body.data.server : undefined;
+    });
+    const seconds = (Date.now() - started) / 1000;
+    t.diagnostic(
+      `pasting the line to online: ${seconds.toFixed(1)} s (script: ${/done in (\d+) s/.exec(res.out)?.[1]} s)`,
+    );
+    console.log(`install: pasting the line to online with a sample took ${seconds.toFixed(1)} s`);
+    assert.ok(server.latest_sample.mem_used_mb > 0);
+    assert.equal(server.agent_outdated, false);
+    const v1 = await call('GET', '/api/v1/servers', undefined, { authorization: `Bearer ${bearer}` });
+    assert.deepEqual(
+      v1.body.data.servers.map((x: { id: number; online: boolean }) => [x.id, x.online]),
+      [[server.id, true]],
+    );
+    const detail = await call('GET', `/api/servers/${server.id}`);
+    assert.equal(detail.body.data.server.enrolled, true);
+    assert.equal(detail.body.data.server.agent_version, VERSION);
+    assert.equal(detail.body.data.server.product_id, productId);
+    // The console reaches the installed agent through the proxy: the key it registered works.
+    const metrics = await call('GET', `/api/servers/${server.id}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.equal(metrics.body.agent.version, VERSION);
+    // It runs as the package's user with CAP_NET_ADMIN only, as the unit would run it.
+    agentPid = Number(readFileSync('/var/lib/palisade-agent/agent.pid', 'utf8').trim());
+    const status = readFileSync(`/proc/${agentPid}/status`, 'utf8');
+    assert.match(status, /^CapEff:\s+0000000000001000$/m);
+    const tokens = await call('GET', '/api/enrolment-tokens');
+    const listed = tokens.body.data.tokens.find((x: { id: number }) => x.id === created.id);
+    assert.deepEqual([listed.uses, listed.max_uses, listed.state], [1, 1, 'used_up']);
+  });
+
+  test('re-running the line upgrades in place: same key, same registration, same server', async () => {
+    const keyBefore = readFileSync('/var/lib/palisade-agent/agent-key.json', 'utf8');
+    const enrolmentBefore = readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8');
+    const res = runLine(consoleProc.url, '', {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /upgraded; the agent keeps its registration/);
+    assert.equal(readFileSync('/var/lib/palisade-agent/agent-key.json', 'utf8'), keyBefore);
+    assert.equal(readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8'), enrolmentBefore);
+    const list = await call('GET', '/api/v1/servers', undefined, { authorization: `Bearer ${bearer}` });
+    assert.equal(list.body.data.servers.length, 1);
+    await eventually('the upgraded agent checking in', async () => {
+      const s = (await call('GET', '/api/servers')).body.data.servers[0];
+      return s.online && s.last_seen > Date.now() - 4000 ? s : undefined;
+    });
+  });
+
+  test('the installed agent passes the agent tests that use a real daemon', async (t) => {
+    // The same files `npm test` runs against dist/src/cli.js, here against /usr/bin/palisade-agent as
+    // the line installed it (packages/agent/test/agent-process.ts reads PALISADE_TEST_AGENT_BIN).
+    const files = [
+      'addresses',
+      'body-limit',
+      'cli',
+      'config-api',
+      'daemon-alerter',
+      'daemon-api',
+      'daemon-reload',
+      'pattern-safety',
+      'protection-api',
+      'protection-netns',
+    ].map((name) => fileURLToPath(new URL(`../../packages/agent/dist/test/${name}.test.js`, import.meta.url)));
+    const run = await runToEnd(process.execPath, ['--test', '--test-reporter=tap', '--test-concurrency=2', ...files], {
+      // Without NODE_TEST_CONTEXT the child is a test run of its own, not a part of this one.
+      env: { ...process.env, NODE_TEST_CONTEXT: undefined, PALISADE_TEST_AGENT_BIN: '/usr/bin/palisade-agent' },
+    });
+    const summary = /^# tests (\d+)[\s\S]*?^# pass (\d+)[\s\S]*?^# fail (\d+)/m.exec(run.stdout);
+    t.diagnostic(`installed agent: ${summary?.[2]} of ${summary?.[1]} real-daemon tests pass`);
+    assert.equal(
+      run.code,
+      0,
+      run.stdout
+        .split('\n')
+        .filter((l) => /not ok|error|Error/.test(l))
+        .join('\n'),
+    );
+    assert.ok(summary && Number(summary[1]) > 30 && summary[3] === '0', run.stdout.slice(-400));
+  });
+
+  test('refused tokens: 401 naming unknown, used up, revoked or expired', async () => {
+    const register = (token: string) => call('POST', '/api/agent/register', {}, { authorization: `Bearer ${token}` });
+    const unknown = await register(`enr_${'A'.repeat(38)}`);
+    assert.equal(unknown.status, 401);
+    assert.match(unknown.body.error, /^enrolment token unknown/);
+    assert.equal(unknown.body.reason, 'unknown');
+    const none = await call('POST', '/api/agent/register', {});
+    assert.equal(none.body.reason, 'unknown');
+
+    const used = await register(usedToken);
+    assert.deepEqual([used.status, used.body.reason], [401, 'used_up']);
+    assert.match(used.body.error, /^enrolment token used up/);
+
+    const revokedToken = await newToken(productId, { max_uses: 10 });
+    assert.equal((await call('DELETE', `/api/enrolment-tokens/${revokedToken.id}`)).status, 200);
+    const revoked = await register(revokedToken.token);
+    assert.deepEqual([revoked.status, revoked.body.reason], [401, 'revoked']);
+
+    const soon = await newToken(productId, { expires_at: Date.now() + 300 });
+    const expired = await eventually('the token to expire', async () => {
+      const r = await register(soon.token);
+      return r.body.reason === 'expired' ? r : undefined;
+    });
+    assert.equal(expired.status, 401);
+    assert.match(expired.body.error, /^enrolment token expired/);
+    // A good token with a bad body: 400 naming the field, only after the token was accepted.
+    const good = await newToken(productId);
+    const bad = await register(good.token);
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /name/);
+  });
+
+  test('a product at its server limit refuses like the form, and the token is not used', async () => {
+    const first = await newToken(smallProductId);
+    // The namespace's agent registers again (--force) into the one-server plan: that fills it.
+    const register = (token: string) =>
+      spawnSync(
+        'ip',
+        [
+          'netns',
+          'exec',
+          NS,
+          '/usr/bin/palisade-agent',
+          'register',
+          '--force',
+          '--console',
+          consoleProc.url,
+          '--token',
+          token,
+        ],
+        { encoding: 'utf8' },
+      );
+    const ok = register(first.token);
+    assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+    const second = await newToken(smallProductId, { max_uses: 5 });
+    const full = register(second.token);
+    assert.equal(full.status, 1);
+    assert.match(full.stderr, /refused the registration \(HTTP 409\): product_id: the One plan allows 1 servers/);
+    const listed = (await call('GET', '/api/enrolment-tokens')).body.data.tokens.find(
+      (x: { id: number }) => x.id === second.id,
+    );
+    assert.equal(listed.uses, 0);
+  });
+});

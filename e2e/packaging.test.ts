@@ -1,0 +1,410 @@
+// The artifacts of `npm run package` (scripts/package.mjs), installed and run the way a server
+// would: the single executable with no Node.js and no node_modules, the .mjs bundle with Node, the
+// .deb installed with dpkg and its daemon run as the unit runs it (its own user, CAP_NET_ADMIN
+// only, here inside a network namespace instead of systemd), and the npm tarballs installed with
+// `npm install -g`. Needs Linux x64, root, dpkg, ip, setpriv and nft; in CI a missing one fails.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { eventually, holdDpkgLock, startConsoleProcess, tempDir } from './support/processes.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const OUT = join(ROOT, 'dist/packages');
+const VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+const EXE = join(OUT, `palisade-agent-${VERSION}-linux-x64`);
+const MJS = join(OUT, `palisade-agent-${VERSION}.mjs`);
+const GEO_TAR = join(OUT, `palisade-agent-${VERSION}-geo.tar`);
+const DEB = join(OUT, `palisade-agent_${VERSION}_amd64.deb`);
+const NS = `ppk-${(process.pid % 100000).toString(36)}`;
+const USER = 'palisade-agent';
+const PG_URL = process.env.PALISADE_TEST_DATABASE_URL;
+const PG_SCHEMA = `packaging_${process.pid}`;
+
+function missing(): string | null {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return 'not Linux x64';
+  if (process.getuid?.() !== 0) return 'not running as root';
+  if (!PG_URL) return 'PALISADE_TEST_DATABASE_URL is not set (the installed console runs on PostgreSQL)';
+  for (const tool of ['dpkg', 'dpkg-deb', 'ip', 'setpriv', 'nft', 'useradd']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
+      return `\`${tool}\` is missing`;
+  }
+  return null;
+}
+
+const why = missing();
+if (why && process.env.CI) {
+  test('the packaging suite can run', () => {
+    assert.fail(`CI must run the packaging suite, but ${why}`);
+  });
+}
+
+const sh = (cmd: string, args: string[], env?: NodeJS.ProcessEnv) =>
+  execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env });
+const keyIn = (text: string) => /agk_[0-9A-Za-z]+/.exec(text)?.[0];
+
+interface Daemon {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns a `palisade-agent run` command line and waits for its `listening on` line. */
+function runDaemon(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Daemon> {
+  const child = spawn(cmd, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /palisade-agent listening on (https?:\/\/\S+)/.exec(out);
+      if (m)
+        resolve({
+          child,
+          url: m[1]!,
+          output: () => out,
+          async stop() {
+            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+            await exited;
+          },
+        });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    exited.then(() => reject(new Error(`${cmd} exited before listening:\n${out}`)));
+  });
+}
+
+async function get(url: string, key: string, init: RequestInit = {}) {
+  const res = await fetch(url, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: tests read answer fields directly and assert on them
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, json, text };
+}
+
+/** Turns geo on for one country and waits until its ranges are loaded: the geo data is where it should be. */
+async function checkGeo(url: string, key: string) {
+  const set = await get(`${url}/geo/mode`, key, {
+    method: 'POST',
+    body: JSON.stringify({ mode: 'deny', countries: ['DE'] }),
+  });
+  assert.equal(set.status, 200, set.text);
+  const loaded = await eventually('the geo ranges', async () => {
+    const r = await get(`${url}/geo/mode`, key);
+    return r.json?.loading === false ? r.json : undefined;
+  });
+  assert.equal(loaded.error, null);
+  assert.ok(loaded.ranges > 1000, `ranges of DE: ${loaded.ranges}`);
+}
+
+/** A config for a test daemon on loopback that leaves the host's firewall alone. */
+function loopbackConfig(file: string) {
+  writeFileSync(
+    file,
+    'metrics.listen = 127.0.0.1:0\nmetrics.collector_timeout_ms = 10000\nprotection.backend = monitor\n',
+  );
+}
+
+describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` : false }, () => {
+  const daemons: Daemon[] = [];
+  const dirs: { remove(): void }[] = [];
+  const purge = () => spawnSync('dpkg', ['--purge', 'palisade-agent'], { stdio: 'ignore' });
+  const removeNamespace = () => spawnSync('ip', ['netns', 'del', NS], { stdio: 'ignore' });
+
+  let releaseLock = () => {};
+
+  before(async () => {
+    releaseLock = await holdDpkgLock(); // e2e/install.test.ts installs the same package
+    const res = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs')], { encoding: 'utf8' });
+    assert.equal(res.status, 0, `scripts/package.mjs failed:\n${res.stdout}${res.stderr}`);
+    purge();
+  });
+
+  after(async () => {
+    for (const d of daemons) await d.stop();
+    removeNamespace();
+    purge();
+    releaseLock();
+    for (const d of dirs) d.remove();
+  });
+
+  test('SHA256SUMS covers every artifact', () => {
+    const sums = readFileSync(join(OUT, 'SHA256SUMS'), 'utf8').trim().split('\n');
+    const names = sums.map((line) => line.split('  ')[1]);
+    for (const file of [EXE, MJS, GEO_TAR, DEB]) assert.ok(names.includes(file.slice(OUT.length + 1)), file);
+    const check = spawnSync('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: OUT, encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+
+  test('the single executable runs with no Node.js on PATH and no node_modules', async () => {
+    const dir = tempDir('palisade-sea-');
+    dirs.push(dir);
+    const exe = join(dir.path, 'palisade-agent');
+    copyFileSync(EXE, exe);
+    sh('chmod', ['755', exe]);
+    const env = { PATH: '/usr/sbin:/sbin', HOME: dir.path };
+    for (const p of env.PATH.split(':')) assert.ok(!existsSync(join(p, 'node')), `node found in ${p}`);
+    assert.ok(!existsSync(join(dir.path, 'node_modules')));
+
+    const configFile = join(dir.path, 'agent.conf');
+    loopbackConfig(configFile);
+    const stateDir = join(dir.path, 'state');
+    const made = spawnSync(exe, ['key', '--config', configFile, '--state-dir', stateDir], {
+      env,
+      cwd: dir.path,
+      encoding: 'utf8',
+    });
+    const key = keyIn(made.stdout);
+    assert.ok(made.status === 0 && key, made.stdout + made.stderr);
+    // The CPU benchmark's worker threads start from eval'd source: the executable has no worker file.
+    const bench = spawnSync(exe, ['bench', '--quick', '--json', '--config', configFile, '--state-dir', stateDir], {
+      env,
+      cwd: dir.path,
+      encoding: 'utf8',
+    });
+    assert.equal(bench.status, 0, bench.stderr);
+    const cpu = JSON.parse(bench.stdout).report.measurements.cpu;
+    assert.ok(cpu.single_mb_s > 0 && cpu.multi_mb_s > 0 && cpu.compress_mb_s > 0, JSON.stringify(cpu));
+    const daemon = await runDaemon(exe, ['run', '--config', configFile, '--state-dir', stateDir], env, dir.path);
+    daemons.push(daemon);
+
+    const health = await get(`${daemon.url}/health`, key);
+    assert.equal(health.status, 200, health.text);
+    assert.deepEqual([health.json.status, health.json.version], ['ok', VERSION]);
+    const metrics = await eventually('a first sample', async () => {
+      const r = await get(`${daemon.url}/metrics`, key);
+      return r.status === 200 ? r.json : undefined;
+    });
+    assert.equal(metrics.agent.version, VERSION);
+    assert.equal(typeof metrics.host.hostname, 'string');
+    await checkGeo(daemon.url, key);
+    const prom = await get(`${daemon.url}/metrics/prometheus`, key);
+    assert.equal(prom.status, 200);
+  });
+
+  test('the .mjs bundle runs with Node alone; geo ranges from palisade-agent-geo/ beside it', async () => {
+    const dir = tempDir('palisade-mjs-');
+    dirs.push(dir);
+    const bundle = join(dir.path, 'palisade-agent.mjs');
+    copyFileSync(MJS, bundle);
+    sh('tar', ['-xf', GEO_TAR, '-C', dir.path]);
+    const env = { PATH: process.env.PATH ?? '', HOME: dir.path };
+    const help = spawnSync(process.execPath, [bundle, '--help'], { env, cwd: dir.path, encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /Usage: palisade-agent/);
+
+    const configFile = join(dir.path, 'agent.conf');
+    loopbackConfig(configFile);
+    const stateDir = join(dir.path, 'state');
+    const made = spawnSync(process.execPath, [bundle, 'key', '--config', configFile, '--state-dir', stateDir], {
+      env,
+      encoding: 'utf8',
+    });
+    const key = keyIn(made.stdout);
+    assert.ok(made.status === 0 && key, made.stdout + made.stderr);
+    const daemon = await runDaemon(
+      process.execPath,
+      [bundle, 'run', '--config', configFile, '--state-dir', stateDir],
+      env,
+      dir.path,
+    );
+    daemons.push(daemon);
+    const health = await get(`${daemon.url}/health`, key);
+    assert.equal(health.status, 200, health.text);
+    assert.equal(health.json.version, VERSION);
+    await checkGeo(daemon.url, key);
+  });
+
+  test('the .deb installs, runs as its own user with CAP_NET_ADMIN, rotates its key, and removes cleanly', async () => {
+    const installed = spawnSync('dpkg', ['--install', DEB], { encoding: 'utf8' });
+    assert.equal(installed.status, 0, installed.stdout + installed.stderr);
+
+    const passwd = sh('getent', ['passwd', USER]).trim().split(':');
+    const [uid, gid] = [Number(passwd[2]), Number(passwd[3])];
+    assert.ok(uid > 0 && uid < 1000, `a system user: ${passwd.join(':')}`);
+    assert.match(passwd[6]!, /nologin|false/);
+    const expect = (path: string, mode: number, owner: number) => {
+      const s = statSync(path);
+      assert.equal((s.mode & 0o7777).toString(8), mode.toString(8), `mode of ${path}`);
+      assert.equal(s.uid, owner, `owner of ${path}`);
+    };
+    expect('/usr/bin/palisade-agent', 0o755, 0);
+    expect('/etc/palisade-agent', 0o700, uid);
+    expect('/etc/palisade-agent/agent.conf', 0o600, uid);
+    expect('/var/lib/palisade-agent', 0o700, uid);
+    assert.equal(statSync('/etc/palisade-agent/agent.conf').gid, gid);
+    const unit = readFileSync('/lib/systemd/system/palisade-agent.service', 'utf8');
+    for (const line of [
+      `User=${USER}`,
+      'AmbientCapabilities=CAP_NET_ADMIN',
+      'CapabilityBoundingSet=CAP_NET_ADMIN',
+      'ExecStart=/usr/bin/palisade-agent run --config /etc/palisade-agent/agent.conf --state-dir /var/lib/palisade-agent',
+      'StateDirectory=palisade-agent',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+    ])
+      assert.ok(unit.includes(`${line}\n`), `the unit has ${line}`);
+    assert.match(
+      sh('dpkg-query', ['--showformat=$' + '{Conffiles}', '--show', 'palisade-agent']),
+      /\/etc\/palisade-agent\/agent\.conf/,
+    );
+
+    // The unit's run, without systemd: a network namespace of its own, the unit's user, only CAP_NET_ADMIN.
+    removeNamespace();
+    sh('ip', ['netns', 'add', NS]);
+    sh('ip', ['netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up']);
+    const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+    // `sudo palisade-agent key` as an admin would type it: root, and the key stays readable by the daemon.
+    const key1 = keyIn(sh('ip', ['netns', 'exec', NS, '/usr/bin/palisade-agent', 'key'], env));
+    assert.ok(key1);
+    expect('/var/lib/palisade-agent/agent-key.json', 0o600, uid);
+    const setpriv = [
+      `--reuid=${USER}`,
+      `--regid=${USER}`,
+      '--init-groups',
+      '--inh-caps=-all,+net_admin',
+      '--ambient-caps=-all,+net_admin',
+      '--bounding-set=-all,+net_admin',
+      '--no-new-privs',
+    ];
+    const daemon = await runDaemon(
+      'ip',
+      [
+        'netns',
+        'exec',
+        NS,
+        'setpriv',
+        ...setpriv,
+        '/usr/bin/palisade-agent',
+        'run',
+        '--config',
+        '/etc/palisade-agent/agent.conf',
+        '--state-dir',
+        '/var/lib/palisade-agent',
+      ],
+      env,
+    );
+    daemons.push(daemon);
+    const status = readFileSync(`/proc/${daemon.child.pid}/status`, 'utf8');
+    assert.match(status, new RegExp(`^Uid:\\s+${uid}\\s`, 'm'));
+    assert.match(status, /^CapEff:\s+0000000000001000$/m, 'CAP_NET_ADMIN and nothing else');
+
+    // The daemon listens on 0.0.0.0:9740 inside the namespace: ask from there.
+    const inNs = (path: string, key: string) => {
+      const script =
+        'const [u,k]=process.argv.slice(1);fetch(u,{headers:{authorization:"Bearer "+k}})' +
+        '.then(async r=>console.log(JSON.stringify({status:r.status,body:await r.text()})))' +
+        '.catch(e=>console.log(JSON.stringify({status:0,body:e.message})))';
+      const r = JSON.parse(
+        sh('ip', ['netns', 'exec', NS, process.execPath, '-e', script, `http://127.0.0.1:9740${path}`, key]),
+      );
+      let json: { [k: string]: unknown } | null = null;
+      try {
+        json = JSON.parse(r.body);
+      } catch {}
+      return { status: r.status as number, body: r.body as string, json };
+    };
+    const health = inNs('/health', key1);
+    assert.equal(health.status, 200, health.body);
+    assert.equal(health.json?.version, VERSION);
+    // biome-ignore lint/suspicious/noExplicitAny: tests read answer fields directly and assert on them
+    const metrics: any = await eventually('a first sample', async () => {
+      const r = inNs('/metrics', key1);
+      return r.status === 200 ? r.json : undefined;
+    });
+    assert.equal(metrics.agent.version, VERSION);
+    assert.equal(
+      metrics.protection.backend,
+      'nftables',
+      `CAP_NET_ADMIN is enough for nftables: ${metrics.protection.backend_reason}`,
+    );
+
+    const key2 = keyIn(sh('ip', ['netns', 'exec', NS, '/usr/bin/palisade-agent', 'key'], env));
+    assert.ok(key2 && key2 !== key1);
+    expect('/var/lib/palisade-agent/agent-key.json', 0o600, uid);
+    assert.equal(inNs('/health', key1).status, 401, 'the old key is refused at once');
+    assert.equal(inNs('/health', key2).status, 200);
+    await daemon.stop();
+
+    const removed = spawnSync('dpkg', ['--remove', 'palisade-agent'], { encoding: 'utf8' });
+    assert.equal(removed.status, 0, removed.stdout + removed.stderr);
+    assert.ok(!existsSync('/usr/bin/palisade-agent'));
+    assert.ok(existsSync('/etc/palisade-agent/agent.conf'), 'remove keeps the config');
+    const purged = spawnSync('dpkg', ['--purge', 'palisade-agent'], { encoding: 'utf8' });
+    assert.equal(purged.status, 0, purged.stdout + purged.stderr);
+    assert.ok(!existsSync('/etc/palisade-agent'), 'purge removes the config');
+    assert.ok(!existsSync('/var/lib/palisade-agent'), 'purge removes the state');
+    assert.notEqual(spawnSync('getent', ['passwd', USER]).status, 0, 'purge removes the user');
+  });
+
+  test('the console and CLI tarballs install with npm install -g; their bins work, the console serves the dashboard', async () => {
+    const dir = tempDir('palisade-npm-');
+    dirs.push(dir);
+    // --ignore-scripts: better-sqlite3's native build (about 2 minutes here) is not what this tests;
+    // the console runs on PostgreSQL below and the CLI does not load it (docs/decisions.md, "Packaging").
+    const install = spawnSync(
+      'npm',
+      [
+        'install',
+        '--global',
+        '--prefix',
+        dir.path,
+        '--prefer-offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        join(OUT, `palisade-console-${VERSION}.tgz`),
+        join(OUT, `palisade-sdk-${VERSION}.tgz`),
+      ],
+      { encoding: 'utf8', cwd: dir.path },
+    );
+    assert.equal(install.status, 0, install.stdout + install.stderr);
+    const env = { PATH: `${join(dir.path, 'bin')}:${process.env.PATH}`, HOME: dir.path };
+    const consoleHelp = spawnSync(join(dir.path, 'bin/palisade-console'), ['--help'], { env, encoding: 'utf8' });
+    assert.equal(consoleHelp.status, 0, consoleHelp.stderr);
+    assert.match(consoleHelp.stdout, /Usage: palisade-console/);
+    const cliHelp = spawnSync(join(dir.path, 'bin/palisade'), ['--help'], { env, encoding: 'utf8' });
+    assert.equal(cliHelp.status, 0, cliHelp.stderr);
+    assert.match(cliHelp.stdout, /palisade: the Palisade console/);
+    const consoleDir = join(dir.path, 'lib/node_modules/@palisade/console');
+    assert.ok(existsSync(join(consoleDir, 'web/index.html')), 'the dashboard travels with the console');
+    assert.ok(existsSync(join(consoleDir, 'node_modules/@palisade/protocol/dist/src/index.js')));
+
+    // The console as installed from the tarball, on PostgreSQL (its SQLite driver was not built).
+    const served = await startConsoleProcess(
+      {
+        PATH: env.PATH,
+        PALISADE_DATABASE_URL: PG_URL!,
+        PALISADE_DATABASE_SCHEMA: PG_SCHEMA,
+        PALISADE_DATA_DIR: join(dir.path, 'data'),
+      },
+      [],
+      join(dir.path, 'bin/palisade-console'),
+    );
+    try {
+      const page = await fetch(`${served.url}/dashboard`);
+      const html = await page.text();
+      assert.equal(page.status, 200);
+      const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      assert.ok(script, html);
+      assert.equal((await fetch(`${served.url}${script}`)).status, 200);
+    } finally {
+      await served.kill();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${PG_SCHEMA}" CASCADE`);
+      await client.end();
+    }
+  });
+});

@@ -1,0 +1,182 @@
+import {
+  LINK_DEAD_AFTER_MS,
+  LINK_HEARTBEAT_MS,
+  LINK_MAX_ANSWER_BYTES,
+  LINK_MAX_FRAME_BYTES,
+  type LinkFrame,
+  type LinkRequest,
+  linkUrl,
+  parseLinkFrame,
+} from '@palisade/protocol/link/standalone';
+import { WebSocket } from 'ws';
+import { jittered, nextDelayS } from '../checkin/checkin.js';
+import type { Log } from '../log.js';
+import { type ApiAnswer, type ApiCall, bufferedBody } from './server.js';
+
+/** The `link` part of `info` (the control socket's /status). */
+export interface ConsoleLinkStatus {
+  mode: 'direct' | 'outbound';
+  state: 'off' | 'connecting' | 'up' | 'backing_off';
+  console_url: string | null;
+  connected_at: number | null;
+  last_error: string | null;
+  consecutive_failures: number;
+}
+
+export interface ConsoleLink {
+  /** Keeps the link to this console open (`outbound`), or closes it (`direct`, or not enrolled: null). */
+  configure(mode: 'direct' | 'outbound', enrolment: { console_url: string; token: string } | null): void;
+  stop(): void;
+  status(): ConsoleLinkStatus;
+}
+
+/**
+ * `console.connect = outbound` (docs/agent.md, "Outbound link"): the agent keeps one WebSocket to
+ * its console, authenticated with its daemon token, and answers each request frame by handing it to
+ * its own API (`handle`: the same key check, whitelist and routes as a call on its port), with the
+ * console's address as the caller. A link that closes is opened again after 5 s, doubling up to the
+ * check-in interval, with jitter; a link silent for LINK_DEAD_AFTER_MS is closed.
+ */
+export function createConsoleLink(o: {
+  handle: (call: ApiCall) => Promise<ApiAnswer>;
+  intervalS: () => number;
+  clock: () => number;
+  log: Log;
+}): ConsoleLink {
+  const { log, clock } = o;
+  const status: ConsoleLinkStatus = {
+    mode: 'direct',
+    state: 'off',
+    console_url: null,
+    connected_at: null,
+    last_error: null,
+    consecutive_failures: 0,
+  };
+  let target: { console_url: string; token: string } | null = null;
+  let socket: WebSocket | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let generation = 0;
+
+  function close() {
+    generation++;
+    if (retry) clearTimeout(retry);
+    retry = null;
+    socket?.terminate();
+    socket = null;
+    status.state = 'off';
+    status.connected_at = null;
+  }
+
+  function backOff(gen: number) {
+    if (gen !== generation || !target) return;
+    status.consecutive_failures++;
+    status.state = 'backing_off';
+    const ms = jittered(nextDelayS(o.intervalS(), status.consecutive_failures) * 1000);
+    retry = setTimeout(() => connect(gen), ms);
+    retry.unref();
+  }
+
+  async function serve(ws: WebSocket, frame: LinkRequest, remoteAddress: string | undefined) {
+    const answer = await o.handle({
+      method: frame.method,
+      url: frame.query ? `${frame.path}?${frame.query}` : frame.path,
+      authorization: frame.authorization,
+      remoteAddress,
+      readBody: bufferedBody(frame.body === null ? null : Buffer.from(frame.body, 'base64')),
+    });
+    const body = Buffer.from(answer.body);
+    const reply: LinkFrame =
+      body.length > LINK_MAX_ANSWER_BYTES
+        ? { type: 'too_large', id: frame.id, bytes: body.length }
+        : {
+            type: 'response',
+            id: frame.id,
+            status: answer.status,
+            content_type: answer.type,
+            body: body.toString('base64'),
+          };
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(reply));
+  }
+
+  function connect(gen: number) {
+    if (gen !== generation || !target) return;
+    retry = null;
+    status.state = 'connecting';
+    const ws = new WebSocket(linkUrl(target.console_url), {
+      headers: { authorization: `Bearer ${target.token}`, 'user-agent': 'palisade-agent' },
+      maxPayload: LINK_MAX_FRAME_BYTES,
+      perMessageDeflate: false,
+      handshakeTimeout: 10_000,
+    });
+    socket = ws;
+    let remoteAddress: string | undefined;
+    let lastHeard = clock();
+    let heartbeat: NodeJS.Timeout | null = null;
+    ws.on('upgrade', (res) => {
+      remoteAddress = res.socket.remoteAddress;
+    });
+    let refused = false;
+    ws.on('unexpected-response', (_req, res) => {
+      refused = true;
+      status.last_error = `the console refused the link: HTTP ${res.statusCode}${res.statusCode === 401 ? ' (the daemon token is not valid: enrol the agent again)' : ''}`;
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('open', () => {
+      status.state = 'up';
+      status.connected_at = clock();
+      status.consecutive_failures = 0;
+      status.last_error = null;
+      log('info', `outbound link to ${target?.console_url} is up`);
+      heartbeat = setInterval(() => {
+        if (clock() - lastHeard > LINK_DEAD_AFTER_MS) {
+          status.last_error = `nothing from the console for ${LINK_DEAD_AFTER_MS / 1000} s`;
+          ws.terminate();
+          return;
+        }
+        ws.send(JSON.stringify({ type: 'heartbeat', ts: clock() }));
+      }, LINK_HEARTBEAT_MS);
+      heartbeat.unref();
+    });
+    ws.on('message', (data, isBinary) => {
+      lastHeard = clock();
+      const frame = isBinary ? null : parseLinkFrame(data.toString());
+      if (!frame) {
+        status.last_error = 'the console sent something that is not a link frame';
+        ws.terminate();
+        return;
+      }
+      if (frame.type !== 'request') return;
+      serve(ws, frame, remoteAddress).catch((err: Error) => log('error', `link request failed: ${err.message}`));
+    });
+    ws.on('error', (err) => {
+      if (!refused) status.last_error = err.message;
+    });
+    ws.on('close', () => {
+      if (heartbeat) clearInterval(heartbeat);
+      if (gen !== generation) return;
+      socket = null;
+      if (status.state === 'up') log('warn', `outbound link to ${target?.console_url} closed; opening it again`);
+      status.connected_at = null;
+      backOff(gen);
+    });
+  }
+
+  return {
+    configure(mode, enrolment) {
+      status.mode = mode;
+      const next = mode === 'outbound' ? enrolment : null;
+      if (next && target && next.console_url === target.console_url && next.token === target.token && socket) return;
+      close();
+      target = next;
+      status.console_url = next?.console_url ?? null;
+      status.consecutive_failures = 0;
+      if (next) connect(generation);
+    },
+    stop() {
+      target = null;
+      close();
+    },
+    status: () => ({ ...status }),
+  };
+}

@@ -1,0 +1,162 @@
+#!/bin/sh
+# Palisade agent, one-line install and upgrade (docs/agent.md, "One-line install"), served by the
+# console at /install/agent.sh with its own address filled in:
+#
+#   curl -fsSL @CONSOLE_URL@/install/agent.sh | sudo sh -s -- --token enr_…
+#
+# Checks (each refuses and changes nothing): root, Linux, x86_64. Downloads the .deb (or, without
+# dpkg, the single executable) and SHA256SUMS from the console, verifies the sum before installing
+# anything, installs, starts the agent (systemd when it runs, else in the background) and runs
+# `palisade-agent register` with the token. Re-running it upgrades in place: the .deb keeps
+# /etc/palisade-agent and /var/lib/palisade-agent (key, lists, baseline, enrolment), and an agent
+# already registered is not registered again.
+#
+# Options: --token T   the enrolment token (enr_…); not needed to upgrade a registered agent
+#          --console U the console's address (default: the one this script came from)
+#          --name N    the server's name in the console (default: the hostname)
+#          --url U     the address the console reaches the agent at (default: the address the
+#                      console sees the registration come from, with the agent's port)
+#          --exe       install the single executable even where dpkg exists
+# For tests, these stand in for the host's answers: PALISADE_INSTALL_UNAME_S (uname -s),
+# PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u).
+set -eu
+
+CONSOLE='@CONSOLE_URL@'
+VERSION='@VERSION@'
+TOKEN=''
+NAME=''
+URL=''
+EXE_ONLY=0
+STARTED=$(date +%s)
+
+say() { printf 'palisade-install: %s\n' "$*"; }
+die() {
+  printf 'palisade-install: %s\n' "$*" >&2
+  exit 1
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --token) [ $# -ge 2 ] || die "--token needs a value"; TOKEN=$2; shift 2 ;;
+    --console) [ $# -ge 2 ] || die "--console needs a value"; CONSOLE=${2%/}; shift 2 ;;
+    --name) [ $# -ge 2 ] || die "--name needs a value"; NAME=$2; shift 2 ;;
+    --url) [ $# -ge 2 ] || die "--url needs a value"; URL=$2; shift 2 ;;
+    --exe) EXE_ONLY=1; shift ;;
+    *) die "unknown option $1 (expected --token, --console, --name, --url or --exe)" ;;
+  esac
+done
+
+os=${PALISADE_INSTALL_UNAME_S:-$(uname -s)}
+[ "$os" = Linux ] || die "this host runs $os; the agent runs on Linux only. Nothing was changed."
+arch=${PALISADE_INSTALL_UNAME_M:-$(uname -m)}
+case "$arch" in
+  x86_64 | amd64) ;;
+  *) die "this CPU is $arch; the agent is built for x86_64 (amd64) only. Nothing was changed." ;;
+esac
+uid=${PALISADE_INSTALL_UID:-$(id -u)}
+[ "$uid" = 0 ] || die "run as root: curl -fsSL $CONSOLE/install/agent.sh | sudo sh -s -- --token ... Nothing was changed."
+for tool in curl sha256sum awk; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool is needed and missing. Nothing was changed."
+done
+
+CONF=/etc/palisade-agent/agent.conf
+STATE=/var/lib/palisade-agent
+if [ -z "$TOKEN" ] && [ ! -f "$STATE/enrolment.json" ]; then
+  die "--token is required: create one in the console (Add server, Install with one command). Nothing was changed."
+fi
+
+if [ "$EXE_ONLY" = 0 ] && command -v dpkg >/dev/null 2>&1; then
+  ARTIFACT="palisade-agent_${VERSION}_amd64.deb"
+  BIN=/usr/bin/palisade-agent
+else
+  ARTIFACT="palisade-agent-${VERSION}-linux-x64"
+  BIN=/usr/local/bin/palisade-agent
+fi
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+fetch() {
+  curl -fsSL --retry 2 -o "$TMP/$1" "$CONSOLE/install/$1" || die "could not download $1 from $CONSOLE. Nothing was changed."
+}
+say "downloading $ARTIFACT from $CONSOLE"
+fetch SHA256SUMS
+fetch "$ARTIFACT"
+expected=$(awk -v f="$ARTIFACT" '$2 == f { print $1 }' "$TMP/SHA256SUMS")
+[ -n "$expected" ] || die "SHA256SUMS from the console has no line for $ARTIFACT. Nothing was changed."
+actual=$(sha256sum "$TMP/$ARTIFACT" | awk '{ print $1 }')
+[ "$actual" = "$expected" ] || die "checksum mismatch for $ARTIFACT: SHA256SUMS says $expected, the download is $actual. Nothing was changed."
+say "SHA-256 verified ($actual)"
+
+SYSTEMD=0
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then SYSTEMD=1; fi
+
+# Without systemd the agent runs in the background; an upgrade stops the old one first.
+stop_background() {
+  if [ -f "$STATE/agent.pid" ]; then
+    pid=$(cat "$STATE/agent.pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      i=0
+      while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    fi
+  fi
+}
+
+if [ "$ARTIFACT" = "palisade-agent_${VERSION}_amd64.deb" ]; then
+  [ "$SYSTEMD" = 1 ] || stop_background
+  say "installing $ARTIFACT with dpkg (an upgrade keeps /etc/palisade-agent and $STATE)"
+  dpkg -i "$TMP/$ARTIFACT" >"$TMP/dpkg.log" 2>&1 || {
+    cat "$TMP/dpkg.log" >&2
+    die "dpkg -i failed"
+  }
+else
+  [ "$SYSTEMD" = 1 ] || stop_background
+  say "installing the single executable as $BIN"
+  install -m 0755 "$TMP/$ARTIFACT" "$BIN.new" && mv -f "$BIN.new" "$BIN"
+  mkdir -p /etc/palisade-agent "$STATE"
+  chmod 0700 /etc/palisade-agent "$STATE"
+  [ -f "$CONF" ] || { : >"$CONF" && chmod 0600 "$CONF"; }
+  if [ "$SYSTEMD" = 1 ] && [ ! -f /etc/systemd/system/palisade-agent.service ]; then
+    cat >/etc/systemd/system/palisade-agent.service <<UNIT
+[Unit]
+Description=Palisade agent
+After=network-online.target
+
+[Service]
+ExecStart=$BIN run --config $CONF --state-dir $STATE
+ExecReload=/bin/kill -HUP \$MAINPID
+Restart=on-failure
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+    systemctl daemon-reload
+  fi
+fi
+
+if [ "$SYSTEMD" = 1 ]; then
+  systemctl enable palisade-agent.service >/dev/null 2>&1 || true
+  systemctl restart palisade-agent.service
+  say "started with systemd (journalctl -u palisade-agent)"
+else
+  LOG=/var/log/palisade-agent.log
+  # As the unit runs it where the package made its user: that user, CAP_NET_ADMIN only.
+  if getent passwd palisade-agent >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+    nohup setpriv --reuid=palisade-agent --regid=palisade-agent --init-groups \
+      --inh-caps=-all,+net_admin --ambient-caps=-all,+net_admin --bounding-set=-all,+net_admin --no-new-privs \
+      "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
+  else
+    nohup "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
+  fi
+  say "systemd is not running: started in the background (log $LOG)"
+fi
+
+if [ -n "$TOKEN" ]; then
+  set -- register --console "$CONSOLE" --token "$TOKEN" --config "$CONF" --state-dir "$STATE"
+  [ -z "$NAME" ] || set -- "$@" --name "$NAME"
+  [ -z "$URL" ] || set -- "$@" --url "$URL"
+  "$BIN" "$@" || die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+else
+  say "upgraded; the agent keeps its registration ($("$BIN" --version))"
+fi
+say "done in $(($(date +%s) - STARTED)) s"

@@ -1,0 +1,166 @@
+import { ALERT_METRICS, CHANNEL_KINDS, RULE_KINDS, serverTagsInput } from '@palisade/protocol';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { badRequest, notFound } from '../../errors.js';
+import { requireSession } from '../../plugins/auth.js';
+import { parseId, parseInput } from '../../validation.js';
+
+const METRICS = ALERT_METRICS;
+
+/** The largest threshold each metric accepts: percentages up to 100, load up to 1000; scores run 0–1000. */
+const THRESHOLD_MAX = { cpu: 100, memory: 100, disk: 100, load: 1000 } as const;
+
+const id = z.number('expected an integer').int('expected an integer').positive('expected a positive id');
+const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+
+const ruleBody = z
+  .strictObject({
+    name,
+    kind: z.enum(RULE_KINDS, `expected one of ${RULE_KINDS.join(', ')}`),
+    metric: z
+      .enum(METRICS, `expected one of ${METRICS.join(', ')}`)
+      .nullable()
+      .optional(),
+    threshold: z.number('expected a number').refine(Number.isFinite, 'expected a finite number').nullable().optional(),
+    minutes: z
+      .number('expected an integer')
+      .int('expected an integer')
+      .min(0, 'expected 0 to 1440')
+      .max(1440, 'expected 0 to 1440')
+      .default(0),
+    repeat_minutes: z
+      .number('expected an integer')
+      .int('expected an integer')
+      .min(0, 'expected 0 (never) to 10080')
+      .max(10_080, 'expected 0 (never) to 10080')
+      .default(0),
+    server_ids: z.array(id).max(1000, 'at most 1000 servers').nullable().default(null),
+    tags: serverTagsInput.nullable().default(null),
+    channel_ids: z.array(id).min(1, 'expected at least one channel').max(20, 'at most 20 channels'),
+    enabled: z.boolean('expected true or false').default(true),
+  })
+  .superRefine((rule, ctx) => {
+    if (rule.kind === 'metric') {
+      if (!rule.metric) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['metric'],
+          message: `is required for a metric rule: one of ${METRICS.join(', ')}`,
+        });
+        return;
+      }
+      const max = THRESHOLD_MAX[rule.metric];
+      if (rule.threshold === null || rule.threshold === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['threshold'], message: `is required for a metric rule: 0 to ${max}` });
+      } else if (rule.threshold < 0 || rule.threshold > max) {
+        ctx.addIssue({ code: 'custom', path: ['threshold'], message: `expected 0 to ${max} for ${rule.metric}` });
+      }
+    } else if (rule.kind === 'score') {
+      if (rule.threshold === null || rule.threshold === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required for a score rule: 1 to 1000' });
+      } else if (rule.threshold < 1 || rule.threshold > 1000) {
+        ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'expected 1 to 1000 for a score' });
+      }
+    }
+  });
+
+const channelBody = z.strictObject({
+  name,
+  kind: z.enum(CHANNEL_KINDS, `expected one of ${CHANNEL_KINDS.join(', ')}`),
+  url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL').nullable().optional(),
+  email: z.string().trim().max(254, 'at most 254 characters').email('expected an e-mail address').nullable().optional(),
+});
+
+const muteBody = z.strictObject({
+  until: z
+    .number('expected epoch milliseconds')
+    .int('expected epoch milliseconds')
+    .positive('expected epoch milliseconds'),
+});
+
+function pathId(request: FastifyRequest<{ Params: { id: string } }>, what: string): number {
+  const parsed = parseId(request.params.id);
+  if (parsed === null) throw notFound(what);
+  return parsed;
+}
+
+/** Alerts (docs/alerts.md): rules, channels with "send a test", history, and maintenance mutes. Session only. */
+export default async function alertRoutes(app: FastifyInstance) {
+  const own = { preHandler: requireSession };
+  type WithId = { Params: { id: string } };
+
+  app.get('/api/alerts/rules', own, async (request) => ({
+    data: { rules: await app.services.alerts.listRules(request.account!.id) },
+  }));
+
+  app.post('/api/alerts/rules', own, async (request, reply) => {
+    const input = parseInput(ruleBody, request.body, 'body');
+    const rule = await app.services.alerts.createRule(request.account!.id, {
+      ...input,
+      metric: input.metric ?? null,
+      threshold: input.threshold ?? null,
+    });
+    reply.code(201);
+    return { data: { rule } };
+  });
+
+  app.put<WithId>('/api/alerts/rules/:id', own, async (request) => {
+    const ruleId = pathId(request, 'rule');
+    const input = parseInput(ruleBody, request.body, 'body');
+    const rule = await app.services.alerts.updateRule(request.account!.id, ruleId, {
+      ...input,
+      metric: input.metric ?? null,
+      threshold: input.threshold ?? null,
+    });
+    return { data: { rule } };
+  });
+
+  app.delete<WithId>('/api/alerts/rules/:id', own, async (request) => {
+    await app.services.alerts.removeRule(request.account!.id, pathId(request, 'rule'));
+    return { data: { deleted: true } };
+  });
+
+  app.get('/api/alerts/channels', own, async (request) => ({
+    data: { channels: await app.services.alerts.listChannels(request.account!.id) },
+  }));
+
+  app.post('/api/alerts/channels', own, async (request, reply) => {
+    const input = parseInput(channelBody, request.body, 'body');
+    const channel = await app.services.alerts.createChannel(request.account!.id, {
+      ...input,
+      url: input.url ?? null,
+      email: input.email ?? null,
+    });
+    reply.code(201);
+    return { data: { channel } };
+  });
+
+  app.delete<WithId>('/api/alerts/channels/:id', own, async (request) => {
+    await app.services.alerts.removeChannel(request.account!.id, pathId(request, 'channel'));
+    return { data: { deleted: true } };
+  });
+
+  app.post<WithId>('/api/alerts/channels/:id/test', own, async (request) => ({
+    data: await app.services.alerts.testChannel(request.account!.id, pathId(request, 'channel')),
+  }));
+
+  app.get<{ Querystring: { limit?: string } }>('/api/alerts/history', own, async (request) => {
+    const raw = request.query.limit ?? '100';
+    if (!/^[0-9]{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 500) throw badRequest('limit: expected 1 to 500');
+    return { data: { history: await app.services.alerts.history(request.account!.id, Number(raw)) } };
+  });
+
+  app.get('/api/alerts/mutes', own, async (request) => ({
+    data: { mutes: await app.services.alerts.listMutes(request.account!.id) },
+  }));
+
+  app.put<WithId>('/api/alerts/mutes/:id', own, async (request) => {
+    const { until } = parseInput(muteBody, request.body, 'body');
+    return { data: await app.services.alerts.muteServer(request.account!.id, pathId(request, 'server'), until) };
+  });
+
+  app.delete<WithId>('/api/alerts/mutes/:id', own, async (request) => {
+    await app.services.alerts.unmuteServer(request.account!.id, pathId(request, 'server'));
+    return { data: { deleted: true } };
+  });
+}

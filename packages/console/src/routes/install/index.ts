@@ -1,0 +1,71 @@
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CONSOLE_VERSION } from '../../config.js';
+import { consoleUrl } from '../console-url.js';
+
+// This file runs compiled, from <console package>/dist/src/routes/install/, in a checkout and in the npm tarball.
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const SCRIPT = join(PACKAGE_ROOT, 'install/agent.sh');
+
+/**
+ * The only files `GET /install/<name>` serves, by exact name (docs/agent.md, "One-line install"):
+ * a request never becomes a path.
+ */
+export const INSTALL_ARTIFACTS = [
+  `palisade-agent_${CONSOLE_VERSION}_amd64.deb`,
+  `palisade-agent-${CONSOLE_VERSION}-linux-x64`,
+  `palisade-agent-${CONSOLE_VERSION}.mjs`,
+  `palisade-agent-${CONSOLE_VERSION}-geo.tar`,
+] as const;
+
+const missingArtifacts = (dir: string) =>
+  `This console has no agent packages in ${dir}: run \`npm run package\` in the Palisade checkout ` +
+  '(or set PALISADE_ARTIFACTS_DIR to the directory holding SHA256SUMS and the palisade-agent files), then try again.\n';
+
+const plain = (reply: FastifyReply, status: number, text: string) =>
+  reply.status(status).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(text);
+
+/** The install script and what it downloads, without authentication: the enrolment token is the script's argument. */
+export default async function installRoutes(app: FastifyInstance) {
+  const dir = app.config.artifactsDir;
+  const sumsFile = join(dir, 'SHA256SUMS');
+
+  /** SHA256SUMS limited to the served names, or null when the packages are not there. */
+  const sums = (): string | null => {
+    if (!existsSync(sumsFile)) return null;
+    const lines = readFileSync(sumsFile, 'utf8')
+      .split('\n')
+      .filter((line) => (INSTALL_ARTIFACTS as readonly string[]).includes(line.split('  ')[1] ?? ''));
+    return lines.length > 0 ? `${lines.join('\n')}\n` : null;
+  };
+
+  app.get('/install/agent.sh', (request, reply) => {
+    if (sums() === null) return plain(reply, 503, missingArtifacts(dir));
+    // The console fills in its own address and version, so the pasted line needs only the token.
+    const script = readFileSync(SCRIPT, 'utf8')
+      .replaceAll('@CONSOLE_URL@', consoleUrl(request))
+      .replaceAll('@VERSION@', CONSOLE_VERSION);
+    return reply.header('cache-control', 'no-store').type('text/x-shellscript; charset=utf-8').send(script);
+  });
+
+  app.get('/install/SHA256SUMS', (_request, reply) => {
+    const text = sums();
+    return text === null ? plain(reply, 503, missingArtifacts(dir)) : plain(reply, 200, text);
+  });
+
+  app.get<{ Params: { artifact: string } }>('/install/:artifact', (request, reply) => {
+    const name = INSTALL_ARTIFACTS.find((n) => n === request.params.artifact);
+    if (name === undefined) {
+      return plain(reply, 404, `not found: this console serves ${INSTALL_ARTIFACTS.join(', ')} and SHA256SUMS\n`);
+    }
+    const file = join(dir, name);
+    if (!existsSync(file)) return plain(reply, 503, missingArtifacts(dir));
+    return reply
+      .header('cache-control', 'no-store')
+      .header('content-length', statSync(file).size)
+      .type('application/octet-stream')
+      .send(createReadStream(file));
+  });
+}

@@ -1,0 +1,250 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import type { AccountSession, TwoFactorChallenge, TwoFactorStatus } from '@palisade/protocol';
+import { matchTotp, newTotpSecret, totpUri } from '@palisade/protocol/totp';
+import type { AccountRow, Database } from '../db/schema.js';
+import { AppError, conflict, forbidden, notFound, unauthorized } from '../errors.js';
+import { deleteAccountAndData, findAccountById, setAccountPassword } from '../repositories/accounts.repository.js';
+import { deleteAccountSession, deleteOtherSessions, listAccountSessions } from '../repositories/sessions.repository.js';
+import {
+  claimTotpStep,
+  countChallengeFailure,
+  countUnusedRecoveryCodes,
+  deleteAccountLoginChallenges,
+  deleteLoginChallenge,
+  disableTotp,
+  enableTotp,
+  findLoginChallenge,
+  insertLoginChallenge,
+  setPendingTotp,
+  useRecoveryCode,
+} from '../repositories/two-factor.repository.js';
+import type { SecretBox } from '../secrets.js';
+import { sessionHash } from './accounts.service.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import type { SecurityEventsService } from './security-events.service.js';
+import { deviceInWords } from './user-agent.js';
+
+/** How long a sign-in waits for its two-factor code, and how many wrong codes it takes. */
+export const CHALLENGE_TTL_MS = 5 * 60_000;
+export const CHALLENGE_MAX_FAILURES = 5;
+export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i to misread
+
+/** The request a security event is recorded for. */
+export interface RequestContext {
+  method: string;
+  path: string;
+  ip: string;
+}
+
+/** What proves it is the account's owner: the password, and a code when two-factor sign-in is on. */
+export interface Proof {
+  password?: string | undefined;
+  code?: string | undefined;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[\s-]/g, '');
+
+/** `xxxxx-xxxxx` from a 31-letter alphabet: about 50 bits, stored as SHA-256 and tried under the login limit. */
+function newRecoveryCode(): string {
+  let code = '';
+  for (let i = 0; i < 10; i += 1) code += RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)];
+  return `${code.slice(0, 5)}-${code.slice(5)}`;
+}
+
+export interface AccountSecurityDeps {
+  db: Database;
+  clock: () => number;
+  secrets: SecretBox;
+  events: SecurityEventsService;
+}
+
+/** Password change, sessions, two-factor sign-in and account deletion (docs/security.md, "Account security"). */
+export function createAccountSecurityService({ db, clock, secrets, events }: AccountSecurityDeps) {
+  const record = (
+    account: AccountRow,
+    kind: Parameters<SecurityEventsService['record']>[0]['kind'],
+    reason: string,
+    ctx: RequestContext,
+  ) => events.record({ account_id: account.id, kind, reason, ...ctx });
+
+  async function requirePassword(account: AccountRow, password: string | undefined, field: string) {
+    if (password === undefined) throw new AppError(400, `${field}: is required`);
+    if (!(await verifyPassword(password, account.password_hash)))
+      throw forbidden(`${field}: not the account's current password`);
+  }
+
+  /**
+   * Checks a second-factor code: a 6-digit TOTP code (each time step taken once) or an unused
+   * recovery code (then used up). Answers which one it was, or why it was refused.
+   */
+  async function checkCode(account: AccountRow, code: string): Promise<'totp' | 'recovery' | 'wrong' | 'reused'> {
+    const trimmed = code.trim();
+    if (/^[0-9]{6}$/.test(trimmed)) {
+      if (!account.totp_secret_enc) return 'wrong';
+      const step = matchTotp(secrets.open(account.totp_secret_enc), trimmed, clock());
+      if (step === null) return 'wrong';
+      return (await claimTotpStep(db, account.id, step)) ? 'totp' : 'reused';
+    }
+    const normalized = normalizeRecoveryCode(trimmed);
+    if (!/^[a-z0-9]{10}$/.test(normalized)) return 'wrong';
+    return (await useRecoveryCode(db, account.id, sha256(normalized), clock())) ? 'recovery' : 'wrong';
+  }
+
+  /** The code a request brought, refused with 403 naming `code` (and recorded) unless it is good. */
+  async function requireCode(account: AccountRow, code: string | undefined, ctx: RequestContext) {
+    if (code === undefined) throw new AppError(400, 'code: is required (two-factor sign-in is on)');
+    const verdict = await checkCode(account, code);
+    if (verdict === 'wrong' || verdict === 'reused') {
+      await record(account, 'two_factor_failed', verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
+      throw forbidden(verdict === 'reused' ? 'code: already used; wait for the next one' : 'code: wrong code');
+    }
+    if (verdict === 'recovery') await record(account, 'recovery_code_used', 'recovery code', ctx);
+  }
+
+  async function twoFactorStatus(account: AccountRow): Promise<TwoFactorStatus> {
+    const enabled = account.totp_enabled_at !== null;
+    return {
+      enabled,
+      enabled_at: account.totp_enabled_at,
+      recovery_codes_left: enabled ? await countUnusedRecoveryCodes(db, account.id) : 0,
+    };
+  }
+
+  return {
+    /** Answers how many other sessions were signed out. */
+    async changePassword(
+      account: AccountRow,
+      sessionId: string,
+      oldPassword: string,
+      newPassword: string,
+      ctx: RequestContext,
+    ) {
+      await requirePassword(account, oldPassword, 'old_password');
+      await setAccountPassword(db, account.id, await hashPassword(newPassword));
+      const ended = await deleteOtherSessions(db, account.id, sessionHash(sessionId));
+      // A sign-in that got past the old password and waits for its code ends too.
+      await deleteAccountLoginChallenges(db, account.id);
+      await record(account, 'password_changed', `${ended} other session(s) signed out`, ctx);
+      return ended;
+    },
+
+    async listSessions(accountId: number, currentSessionId: string): Promise<AccountSession[]> {
+      const current = sessionHash(currentSessionId);
+      const rows = await listAccountSessions(db, accountId, clock());
+      return rows.map((row) => ({
+        id: row.id_hash,
+        device: deviceInWords(row.user_agent),
+        ip: row.ip,
+        created_at: row.created_at,
+        last_seen_at: row.last_seen_at ?? row.created_at,
+        current: row.id_hash === current,
+      }));
+    },
+
+    async revokeSession(accountId: number, id: string) {
+      if (!(await deleteAccountSession(db, accountId, id))) throw notFound('session');
+    },
+
+    async revokeOtherSessions(account: AccountRow, currentSessionId: string, ctx: RequestContext) {
+      const ended = await deleteOtherSessions(db, account.id, sessionHash(currentSessionId));
+      await record(account, 'sessions_revoked', `${ended} session(s) signed out`, ctx);
+      return ended;
+    },
+
+    twoFactorStatus,
+
+    /** A new secret, sealed until a code confirms it; shown this once. */
+    async setupTwoFactor(account: AccountRow, password: string | undefined) {
+      if (account.totp_enabled_at !== null) throw conflict('two-factor sign-in is already on; turn it off first');
+      await requirePassword(account, password, 'password');
+      const secret = newTotpSecret();
+      await setPendingTotp(db, account.id, secrets.seal(secret));
+      return { secret, uri: totpUri(secret, account.email) };
+    },
+
+    /** Confirms the pending secret with a code from the app; answers the recovery codes, once. */
+    async enableTwoFactor(account: AccountRow, code: string, ctx: RequestContext) {
+      if (account.totp_enabled_at !== null) throw conflict('two-factor sign-in is already on');
+      if (!account.totp_pending_enc) throw conflict('no two-factor setup is waiting; start with the password first');
+      const step = matchTotp(secrets.open(account.totp_pending_enc), code.trim(), clock());
+      if (step === null) throw forbidden('code: wrong code; check the time on your phone and type the current one');
+      const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+      await enableTotp(db, account.id, {
+        sealed: account.totp_pending_enc,
+        step,
+        now: clock(),
+        codeHashes: codes.map((c) => sha256(normalizeRecoveryCode(c))),
+      });
+      await record(account, 'two_factor_enabled', `${RECOVERY_CODE_COUNT} recovery codes issued`, ctx);
+      return codes;
+    },
+
+    /** Off with the password or a code (the app's or a recovery code). */
+    async disableTwoFactor(account: AccountRow, proof: Proof, ctx: RequestContext) {
+      if (account.totp_enabled_at === null) throw conflict('two-factor sign-in is not on');
+      if (proof.password !== undefined) await requirePassword(account, proof.password, 'password');
+      else if (proof.code !== undefined) await requireCode(account, proof.code, ctx);
+      else throw new AppError(400, 'password: is required (or code)');
+      await disableTotp(db, account.id);
+      await record(
+        account,
+        'two_factor_disabled',
+        proof.password !== undefined ? 'with the password' : 'with a code',
+        ctx,
+      );
+      return twoFactorStatus((await findAccountById(db, account.id))!);
+    },
+
+    /** The password was right on an account with two-factor on: a challenge, and no session yet. */
+    async beginChallenge(accountId: number): Promise<TwoFactorChallenge> {
+      const challenge = randomBytes(32).toString('base64url');
+      const now = clock();
+      const expires_at = now + CHALLENGE_TTL_MS;
+      await insertLoginChallenge(db, {
+        id_hash: sha256(challenge),
+        account_id: accountId,
+        created_at: now,
+        expires_at,
+      });
+      return { two_factor_required: true, challenge, expires_at };
+    },
+
+    /** The second step: the account when the code is good; the challenge is used up either way after 5 wrong codes. */
+    async completeChallenge(challenge: string, code: string, ctx: RequestContext): Promise<AccountRow> {
+      const idHash = sha256(challenge);
+      const found = await findLoginChallenge(db, idHash, clock());
+      if (!found) throw unauthorized('challenge: expired or unknown; sign in with your password again');
+      const account = await findAccountById(db, found.account_id);
+      if (!account || account.disabled_at !== null || account.totp_enabled_at === null) {
+        await deleteLoginChallenge(db, idHash);
+        throw unauthorized('challenge: expired or unknown; sign in with your password again');
+      }
+      const verdict = await checkCode(account, code);
+      if (verdict === 'wrong' || verdict === 'reused') {
+        await record(account, 'two_factor_failed', verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
+        const failures = await countChallengeFailure(db, idHash);
+        if (failures >= CHALLENGE_MAX_FAILURES) {
+          await deleteLoginChallenge(db, idHash);
+          throw unauthorized('code: wrong code, too many times; sign in with your password again');
+        }
+        throw unauthorized(verdict === 'reused' ? 'code: already used; wait for the next one' : 'code: wrong code');
+      }
+      if (verdict === 'recovery') await record(account, 'recovery_code_used', 'recovery code at sign-in', ctx);
+      await deleteLoginChallenge(db, idHash);
+      return account;
+    },
+
+    /** Everything the account owns goes, in one transaction; admins are closed by the operator. */
+    async deleteAccount(account: AccountRow, proof: Proof, ctx: RequestContext) {
+      if (account.role === 'admin')
+        throw conflict('an admin account is closed by the console operator (palisade-console admin disable)');
+      await requirePassword(account, proof.password, 'password');
+      if (account.totp_enabled_at !== null) await requireCode(account, proof.code, ctx);
+      await deleteAccountAndData(db, account.id);
+    },
+  };
+}
+
+export type AccountSecurityService = ReturnType<typeof createAccountSecurityService>;

@@ -1,0 +1,164 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ConsoleConfig } from '../config.js';
+import type { Database } from '../db/schema.js';
+import type { GuardedClient } from '../outbound/guarded-client.js';
+import { createMailer } from '../outbound/mailer.js';
+import type { SecretBox } from '../secrets.js';
+import { type AccessTokensService, createAccessTokensService } from './access-tokens.service.js';
+import { type AccountSecurityService, createAccountSecurityService } from './account-security.service.js';
+import { type AccountsService, createAccountsService } from './accounts.service.js';
+import { type AlertsService, createAlertsService } from './alerts/index.js';
+import { type AuditService, createAuditService } from './audit.service.js';
+import { type BenchmarksService, createBenchmarksService } from './benchmarks.service.js';
+import { type CatalogService, createCatalogService } from './catalog.service.js';
+import { type CheckinsService, createCheckinsService } from './checkins.service.js';
+import { createEnrolmentService, type EnrolmentService } from './enrolment.service.js';
+import { createHealthService, type HealthService } from './health.service.js';
+import { createHousekeepingService, type HousekeepingService } from './housekeeping.service.js';
+import { createNotificationsService, type NotificationsService } from './notifications.service.js';
+import { createSecurityEventsService, type SecurityEventsService } from './security-events.service.js';
+import { createServersService, type ServersService } from './servers/index.js';
+import { createSigningService, type SigningService } from './signing.service.js';
+import { createTicketsService, type TicketsService } from './tickets.service.js';
+
+/** What every service may use: the database, the settings, the clock and the side-effect boundaries. */
+export interface ServiceDeps {
+  db: Database;
+  config: ConsoleConfig;
+  clock: () => number;
+  outbound: GuardedClient;
+  secrets: SecretBox;
+}
+
+export interface Services {
+  accounts: AccountsService;
+  accountSecurity: AccountSecurityService;
+  tokens: AccessTokensService;
+  catalog: CatalogService;
+  servers: ServersService;
+  enrolment: EnrolmentService;
+  checkins: CheckinsService;
+  benchmarks: BenchmarksService;
+  securityEvents: SecurityEventsService;
+  signing: SigningService;
+  notifications: NotificationsService;
+  tickets: TicketsService;
+  alerts: AlertsService;
+  housekeeping: HousekeepingService;
+  audit: AuditService;
+  health: HealthService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: Database;
+    config: ConsoleConfig;
+    clock: () => number;
+    outbound: GuardedClient;
+    secrets: SecretBox;
+    services: Services;
+  }
+}
+
+type ServiceName = keyof Services;
+
+/** One service: its name, the services it is built on, and how it is built from them. */
+interface ServiceDefinition<K extends ServiceName = ServiceName> {
+  name: K;
+  needs: readonly ServiceName[];
+  build(deps: ServiceDeps, services: Services): Services[K];
+}
+
+function define<K extends ServiceName, N extends ServiceName = never>(
+  name: K,
+  needs: readonly N[],
+  build: (deps: ServiceDeps, services: Pick<Services, N>) => Services[K],
+): ServiceDefinition<K> {
+  return { name, needs, build };
+}
+
+/** Every service, each after the ones it needs. The plugins and createServices build from this one list. */
+const DEFINITIONS: readonly ServiceDefinition[] = [
+  define('securityEvents', [], ({ db, clock }) => createSecurityEventsService({ db, clock })),
+  define('signing', ['securityEvents'], ({ db, clock }, s) =>
+    createSigningService({ db, clock, events: s.securityEvents }),
+  ),
+  define('notifications', [], ({ db, clock, outbound, secrets, config }) =>
+    createNotificationsService({ db, clock, outbound, secrets, mailer: createMailer(config.smtpUrl) }),
+  ),
+  define('tickets', ['notifications'], ({ db, clock }, s) =>
+    createTicketsService({ db, clock, notifications: s.notifications }),
+  ),
+  define('alerts', ['notifications'], ({ db, clock, outbound, secrets }, s) =>
+    createAlertsService({ db, clock, outbound, secrets, notifications: s.notifications }),
+  ),
+  define('accounts', [], ({ db, clock, config }) => createAccountsService({ db, clock, config })),
+  define('accountSecurity', ['securityEvents'], ({ db, clock, secrets }, s) =>
+    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents }),
+  ),
+  define('tokens', [], ({ db, clock }) => createAccessTokensService({ db, clock })),
+  define('catalog', [], ({ db, clock }) => createCatalogService({ db, clock })),
+  define('servers', [], (deps) => createServersService(deps)),
+  define('enrolment', ['servers'], ({ db, clock }, s) => createEnrolmentService({ db, clock, servers: s.servers })),
+  define('benchmarks', ['servers', 'catalog'], ({ db, clock }, s) =>
+    createBenchmarksService({ db, clock, servers: s.servers, catalog: s.catalog }),
+  ),
+  define('checkins', ['benchmarks'], ({ db, clock, config }, s) => {
+    const checkins = createCheckinsService({ db, clock, config });
+    checkins.addJobSource((serverId) => s.benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
+    return checkins;
+  }),
+  define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
+  define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
+  define('health', [], ({ db, clock }) => createHealthService({ db, clock })),
+];
+
+const BOUNDARIES = ['db', 'config', 'clock', 'outbound', 'secrets'] as const;
+const SERVICES_PLUGIN = 'palisade-services';
+const pluginName = (name: ServiceName) => `palisade-service-${name}`;
+
+/** Sets one entry of a services object (the generic assignment TypeScript cannot check per key). */
+function put<K extends ServiceName>(services: Services, definition: ServiceDefinition<K>, deps: ServiceDeps) {
+  services[definition.name] = definition.build(deps, services);
+}
+
+/**
+ * The services without an HTTP app, for the admin CLI, tests and benchmarks: the same definitions
+ * the plugins build from, in the same order.
+ */
+export function createServices(deps: ServiceDeps): Services {
+  const services = {} as Services;
+  for (const definition of DEFINITIONS) put(services, definition, deps);
+  return services;
+}
+
+/** `app.services`, empty until each service's plugin adds its entry. */
+const servicesRoot = fp(
+  async (app: FastifyInstance) => {
+    app.decorate('services', {} as Services);
+  },
+  { name: SERVICES_PLUGIN, fastify: '5.x' },
+);
+
+/**
+ * One named plugin per service, declaring the boundaries it reads and the services it is built on:
+ * Fastify refuses to start if one is registered before what it depends on.
+ */
+export const servicePlugins = [
+  servicesRoot,
+  ...DEFINITIONS.map((definition) =>
+    fp(
+      async (app: FastifyInstance) => {
+        const { db, config, clock, outbound, secrets } = app;
+        put(app.services, definition, { db, config, clock, outbound, secrets });
+      },
+      {
+        name: pluginName(definition.name),
+        fastify: '5.x',
+        dependencies: [SERVICES_PLUGIN, ...definition.needs.map(pluginName)],
+        decorators: { fastify: [...BOUNDARIES, 'services'] },
+      },
+    ),
+  ),
+];

@@ -1,0 +1,408 @@
+import { type ControlPath, generateToken, hashToken, isWellFormedToken, ONLINE_WINDOW_MS } from '@palisade/protocol';
+import type { ConsoleConfig, Permission } from '../../config.js';
+import type { AccountRow, Database, ServerRow } from '../../db/schema.js';
+import { AppError, badRequest, conflict, notFound } from '../../errors.js';
+import type { GuardedClient } from '../../outbound/guarded-client.js';
+import { listDoneRuns, listRuns } from '../../repositories/benchmarks.repository.js';
+import { findProduct } from '../../repositories/products.repository.js';
+import { fleetCpuBuckets } from '../../repositories/samples.repository.js';
+import {
+  countProductServers,
+  deleteServer,
+  findServer,
+  findServerByDaemonToken,
+  insertServer,
+  latestSamples,
+  listServerSummaries,
+  listServersWithFailingCalls,
+  updateServer,
+} from '../../repositories/servers.repository.js';
+import type { SecretBox } from '../../secrets.js';
+import { requirePermission } from '../accounts.service.js';
+import { type AgentTarget, createAgentClient, explainAgentStatus } from './agent-client.js';
+import { type HistoryRange, serverHistory } from './history.js';
+import { createLinkRegistry } from './links.js';
+import { type CallOutcome, createAgentProxy, type ProxiedAnswer } from './proxy.js';
+import { serverState } from './state.js';
+import { fleetTrends, TREND_BUCKET_MS, TREND_WINDOW_MS } from './trends.js';
+import {
+  dashboardServer,
+  dashboardSummary,
+  doneRunView,
+  factsSection,
+  fleetCounts,
+  runView,
+  scoreSection,
+  serverDetail,
+  serverSummary,
+} from './views.js';
+
+export type { AgentTarget, ConnectionCheck } from './agent-client.js';
+export { HISTORY_RANGES, type HistoryRange } from './history.js';
+export type { ProxiedAnswer } from './proxy.js';
+export { type ServerState, serverState } from './state.js';
+export { ONLINE_WINDOW_MS, runView, serverFacts, storedReport } from './views.js';
+
+export interface NewServer {
+  product_id: number;
+  name: string;
+  api_url: string;
+  api_key: string;
+  /** The agent's own certificate, pinned (canonical `AB:CD:…`); only for https addresses. */
+  tls_fingerprint?: string | null;
+}
+
+export interface ServersDeps {
+  db: Database;
+  clock: () => number;
+  config: Pick<ConsoleConfig, 'agentTimeoutMs'>;
+  outbound: GuardedClient;
+  secrets: SecretBox;
+}
+
+/** Who is asking: the account, with the permissions its control calls are checked against. */
+type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
+
+const SECTIONS = 'overview, score, history, benchmarks, attacks, facts';
+
+/** A call outcome like the one stored is written again only after this long, so polling does not write on every call. */
+const CALL_RECORD_MS = 60_000;
+/** At most this many unreachable servers are asked again per round, this many at a time. */
+const RECHECK_BATCH = 200;
+const RECHECK_PARALLEL = 10;
+
+/**
+ * The fleet: a user's servers, their views, and the calls to their agents. Every method looks the
+ * server up once, for the asking account (another account's server is 404, like a missing one), and
+ * checks the permission the call needs after that lookup.
+ */
+export function createServersService({ db, clock, config, outbound, secrets }: ServersDeps) {
+  const links = createLinkRegistry(clock);
+  const agents = createAgentClient(outbound, config.agentTimeoutMs, clock, links);
+
+  /**
+   * Stores what a call to the agent came to, for serverState(): a success clears the failure; a
+   * failure keeps the time its streak began. Unchanged outcomes are written at most once a minute.
+   */
+  async function recordCall(row: ServerRow, outcome: CallOutcome) {
+    const now = clock();
+    if (outcome.ok) {
+      if (row.last_call_error_at === null && row.last_call_ok_at !== null && now - row.last_call_ok_at < CALL_RECORD_MS)
+        return;
+      await updateServer(db, row.id, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
+      Object.assign(row, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
+      return;
+    }
+    if (row.last_call_error_at !== null && row.last_call_error === outcome.error) return;
+    const since = row.last_call_error_at ?? now;
+    await updateServer(db, row.id, { last_call_error_at: since, last_call_error: outcome.error });
+    Object.assign(row, { last_call_error_at: since, last_call_error: outcome.error });
+  }
+
+  const proxy = createAgentProxy(agents, secrets, recordCall);
+  const serverView = async (row: ServerRow, now: number) =>
+    dashboardServer(row, now, await links.stateAnywhere(row.id));
+
+  /** The connection test of a saved server counts as a call to its agent. */
+  async function checkSaved(row: ServerRow) {
+    const check = await agents.check(proxy.targetOf(row));
+    await recordCall(
+      row,
+      'error' in check ? { ok: false, error: check.error || 'the agent did not answer' } : { ok: true },
+    );
+    return check;
+  }
+
+  /** One of the account's servers, or 404. */
+  async function requireServer(accountId: number, id: number): Promise<ServerRow> {
+    const row = await findServer(db, accountId, id);
+    if (!row) throw notFound('server');
+    return row;
+  }
+
+  /** The server for this viewer, then the permission the call needs (a missing server is 404 first). */
+  async function serverFor(viewer: Viewer, id: number, needed?: Permission): Promise<ServerRow> {
+    const row = await requireServer(viewer.id, id);
+    if (needed) requirePermission(viewer, needed);
+    return row;
+  }
+
+  /** Refuses a target that does not answer /health as an agent with this key, saying why. */
+  async function requireHealthy(target: AgentTarget) {
+    const check = await agents.check(target);
+    if ('error' in check) {
+      const error = check.error || 'the agent did not answer';
+      throw badRequest(error.startsWith('tls_fingerprint: ') ? error : `api_url: ${error}`);
+    }
+    return check;
+  }
+
+  /** Checks the product, its room and the agent's /health, then stores the server (no daemon token yet). */
+  async function insertChecked(accountId: number, input: NewServer): Promise<ServerRow> {
+    const product = await findProduct(db, accountId, input.product_id);
+    if (!product) throw badRequest('product_id: no product with this id on your account');
+    if ((await countProductServers(db, product.id)) >= product.server_limit) {
+      throw conflict(
+        `product_id: the ${product.name} plan allows ${product.server_limit} servers; remove one or add a product`,
+      );
+    }
+    const pin = pinFor(input.api_url, input.tls_fingerprint ?? null);
+    const check = await requireHealthy({ apiUrl: input.api_url, apiKey: input.api_key, tlsFingerprint: pin });
+    return insertServer(db, {
+      account_id: accountId,
+      product_id: product.id,
+      name: input.name,
+      api_url: input.api_url,
+      api_key_enc: secrets.seal(input.api_key),
+      tls_fingerprint: pin,
+      hostname: null,
+      public_ip: null,
+      facts: '{}',
+      agent_version: check.agent_version ?? null,
+      daemon_token_hash: null,
+      last_seen: null,
+      latest_sample: null,
+      score_base: null,
+      created_at: clock(),
+    });
+  }
+
+  /** A new daemon token for the server; only its hash is kept. The agent gets the raw value. */
+  async function newDaemonToken(serverId: number) {
+    const token = generateToken('daemon');
+    await updateServer(db, serverId, { daemon_token_hash: hashToken(token) });
+    links.drop(serverId); // a link opened with the old token ends with it
+    return token;
+  }
+
+  return {
+    requireServer,
+    /** This process's outbound links (routes/agent/link.ts holds them; docs/agent.md, "Outbound link"). */
+    links,
+
+    /**
+     * A server's agent just opened its link: its /health is asked down it at once, so a server the
+     * console could not reach directly counts as reachable again without waiting for a recheck.
+     */
+    async linkOpened(row: ServerRow) {
+      await checkSaved(row);
+    },
+
+    /** The server a daemon token (`dmn_…`) belongs to, as check-ins find it (only its hash is compared), or null. */
+    async forDaemonToken(token: string | null): Promise<ServerRow | null> {
+      if (!token || !isWellFormedToken('daemon', token)) return null;
+      return (await findServerByDaemonToken(db, hashToken(token))) ?? null;
+    },
+
+    /** The v1 list. */
+    async list(accountId: number) {
+      const now = clock();
+      return (await listServerSummaries(db, accountId)).map((row) => serverSummary(row, now));
+    },
+
+    /** The dashboard's fleet list: each server with its state, and the counts by state. */
+    async fleet(accountId: number, filter: { tag?: string } = {}) {
+      const now = clock();
+      const servers = (await listServerSummaries(db, accountId))
+        .map((row) => dashboardSummary(row, now))
+        .filter((s) => filter.tag === undefined || s.tags.includes(filter.tag));
+      return { servers, counts: fleetCounts(servers) };
+    },
+
+    /** The fleet table's figures now and last-hour CPU per server: two queries for the whole fleet. */
+    async trends(accountId: number) {
+      const now = clock();
+      const since = (Math.floor(now / TREND_BUCKET_MS) + 1) * TREND_BUCKET_MS - TREND_WINDOW_MS;
+      const [servers, buckets] = await Promise.all([
+        latestSamples(db, accountId),
+        fleetCpuBuckets(db, accountId, since, TREND_BUCKET_MS),
+      ]);
+      return fleetTrends(servers, buckets, now);
+    },
+
+    /**
+     * Asks the agents of unreachable servers (checking in, but the console's last call failed) for
+     * /health again, so one that answers again is shown online without anyone opening its page.
+     */
+    async recheckUnreachable() {
+      const now = clock();
+      const rows = (await listServersWithFailingCalls(db, now - ONLINE_WINDOW_MS, RECHECK_BATCH)).filter(
+        (row) => serverState(row, now).state === 'unreachable',
+      );
+      let answered = 0;
+      for (let i = 0; i < rows.length; i += RECHECK_PARALLEL) {
+        const checks = await Promise.all(rows.slice(i, i + RECHECK_PARALLEL).map(checkSaved));
+        answered += checks.filter((c) => !('error' in c)).length;
+      }
+      return { checked: rows.length, answered };
+    },
+
+    /** The v1 detail. */
+    async detail(accountId: number, id: number) {
+      return serverDetail(await requireServer(accountId, id), clock());
+    },
+
+    /** Finished runs only, newest first; never the log or the run token (v1). */
+    async doneBenchmarks(accountId: number, id: number) {
+      const row = await requireServer(accountId, id);
+      return (await listDoneRuns(db, row.id)).map(doneRunView);
+    },
+
+    /** The dashboard's view of one server. */
+    async get(accountId: number, id: number) {
+      return serverView(await requireServer(accountId, id), clock());
+    },
+
+    async add(accountId: number, input: NewServer, consoleUrl: string) {
+      const row = await insertChecked(accountId, input);
+      const token = await newDaemonToken(row.id);
+      try {
+        const enrol = await proxy.call(
+          row,
+          'POST',
+          '/enroll',
+          Buffer.from(JSON.stringify({ console_url: consoleUrl, token })),
+        );
+        if (enrol.status < 200 || enrol.status > 299) {
+          throw new AppError(502, `the agent did not accept the enrolment: ${explainAgentStatus(enrol.status)}`);
+        }
+      } catch (err) {
+        await deleteServer(db, accountId, row.id); // nothing half-stored
+        throw err;
+      }
+      return serverView((await findServer(db, accountId, row.id))!, clock());
+    },
+
+    /**
+     * A server the agent registered itself (docs/agent.md, "One-line install"): the same product,
+     * limit and /health checks as `add`, but the agent asked, so its daemon token goes back in the
+     * answer instead of to the agent's `/enroll`.
+     */
+    async register(accountId: number, input: NewServer) {
+      const row = await insertChecked(accountId, input);
+      return { server: row, daemonToken: await newDaemonToken(row.id) };
+    },
+
+    /** Removes a server registered by `register` whose enrolment token was used up meanwhile. */
+    async unregister(accountId: number, id: number) {
+      await deleteServer(db, accountId, id);
+    },
+
+    /**
+     * Name, tags, address, key and pin. A new address needs the key again; a new pin alone is checked with
+     * the stored key, which goes out only after the agent's certificate matched the new pin.
+     */
+    async update(
+      accountId: number,
+      id: number,
+      changes: Partial<Pick<NewServer, 'name' | 'api_url' | 'api_key' | 'tls_fingerprint'> & { tags: string[] }>,
+    ) {
+      const row = await requireServer(accountId, id);
+      // The stored key belongs to the stored address: a new address could be anyone's, so it must come
+      // with the key again, and only that key is sent to it.
+      if (changes.api_url !== undefined && changes.api_url !== row.api_url && changes.api_key === undefined) {
+        throw badRequest(
+          'api_key: send the agent key again when you change api_url; the stored key stays with the old address',
+        );
+      }
+      const apiUrl = changes.api_url ?? row.api_url;
+      // The stored pin follows the agent to a new https address; an http address has none to keep.
+      const pin =
+        changes.tls_fingerprint !== undefined
+          ? pinFor(apiUrl, changes.tls_fingerprint)
+          : isHttps(apiUrl)
+            ? row.tls_fingerprint
+            : null;
+      // The stored key is opened only when the agent must be checked: a rename or new tags need no key.
+      if (changes.api_url !== undefined || changes.api_key !== undefined || changes.tls_fingerprint !== undefined)
+        await requireHealthy({ apiUrl, apiKey: changes.api_key ?? secrets.open(row.api_key_enc), tlsFingerprint: pin });
+      await updateServer(db, id, {
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.tags !== undefined ? { tags: JSON.stringify(changes.tags) } : {}),
+        ...(changes.api_url !== undefined ? { api_url: changes.api_url } : {}),
+        ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
+        ...(pin !== row.tls_fingerprint ? { tls_fingerprint: pin } : {}),
+      });
+      return serverView((await findServer(db, accountId, id))!, clock());
+    },
+
+    async remove(accountId: number, id: number) {
+      if (!(await deleteServer(db, accountId, id))) throw notFound('server');
+      links.drop(id);
+    },
+
+    /** The dashboard's connection test, of a saved server or of an address not saved yet. */
+    async test(
+      accountId: number,
+      input: { server_id: number } | { api_url: string; api_key: string; tls_fingerprint?: string | null },
+    ) {
+      if ('server_id' in input) return checkSaved(await requireServer(accountId, input.server_id));
+      return agents.check({
+        apiUrl: input.api_url,
+        apiKey: input.api_key,
+        tlsFingerprint: pinFor(input.api_url, input.tls_fingerprint ?? null),
+      });
+    },
+
+    /** For an agent the console cannot reach: a new daemon token to pass to `palisade-agent enroll` by hand. */
+    async reissueEnrollment(accountId: number, id: number, consoleUrl: string) {
+      const row = await requireServer(accountId, id);
+      const token = await newDaemonToken(row.id);
+      return {
+        console_url: consoleUrl,
+        token,
+        command: `palisade-agent enroll --console ${consoleUrl} --token ${token}`,
+      };
+    },
+
+    async metrics(accountId: number, id: number): Promise<ProxiedAnswer> {
+      return proxy.metrics(await requireServer(accountId, id));
+    },
+
+    /** The control proxy: reading needs `control.read`, any write `control.edit` (docs/fleet.md, "Proxies"). */
+    async control(
+      viewer: Viewer,
+      id: number,
+      method: string,
+      path: ControlPath,
+      body: Buffer | undefined,
+      query: string,
+    ): Promise<ProxiedAnswer> {
+      const row = await serverFor(viewer, id, method === 'GET' ? 'control.read' : 'control.edit');
+      return proxy.control(row, method, path, body, query);
+    },
+
+    /** One section of the dashboard's server page. */
+    async section(viewer: Viewer, id: number, name: string, range: HistoryRange) {
+      // The agent's attack list is read through the control API, so it needs what reading that needs.
+      const row = await serverFor(viewer, id, name === 'attacks' ? 'control.read' : undefined);
+      const now = clock();
+      switch (name) {
+        case 'overview':
+          return serverView(row, now);
+        case 'score':
+          return scoreSection(row, now);
+        case 'facts':
+          return factsSection(row);
+        case 'history':
+          return serverHistory(db, row.id, range, now);
+        case 'benchmarks':
+          return { runs: (await listRuns(db, row.id)).map(runView) };
+        case 'attacks':
+          return proxy.attacks(row);
+        default:
+          throw badRequest(`name: expected one of ${SECTIONS}`);
+      }
+    },
+  };
+}
+
+const isHttps = (apiUrl: string) => /^https:/i.test(apiUrl);
+
+/** A pin only makes sense for an https address; the routes have already put it in canonical form. */
+function pinFor(apiUrl: string, pin: string | null): string | null {
+  if (pin && !isHttps(apiUrl)) throw badRequest('tls_fingerprint: only for an https api_url (http has no certificate)');
+  return pin;
+}
+
+export type ServersService = ReturnType<typeof createServersService>;

@@ -1,0 +1,39 @@
+import { ageText, ONLINE_WINDOW_MS, type ServerStateName } from '@palisade/protocol';
+import type { ServerRow } from '../../db/schema.js';
+
+export type StateRow = Pick<ServerRow, 'last_seen' | 'last_call_ok_at' | 'last_call_error_at' | 'last_call_error'>;
+
+export interface ServerState {
+  state: ServerStateName;
+  /** v1 `online`: the spec's rule, a check-in within two minutes; true exactly when the state is not offline. */
+  online: boolean;
+  /** Why, in words, counted from `now`. */
+  reason: string;
+}
+
+/**
+ * The one function that decides a server's state (docs/fleet.md, "Server states"): the fleet list,
+ * the server page, v1 `online` and the score all read it.
+ * - offline: no check-in within two minutes (or never);
+ * - unreachable: checked in, but the console's latest call to the agent failed (`last_call_error_at`
+ *   is when the failures began; a call the agent answers clears it);
+ * - online: otherwise.
+ */
+export function serverState(row: StateRow, now: number): ServerState {
+  if (row.last_seen === null) return { state: 'offline', online: false, reason: 'The agent has never checked in' };
+  const sinceCheckin = now - row.last_seen;
+  if (sinceCheckin >= ONLINE_WINDOW_MS) {
+    return { state: 'offline', online: false, reason: `No check-in for ${ageText(sinceCheckin)}` };
+  }
+  // An answered call clears `last_call_error_at` (services/servers/index.ts, recordCall).
+  if (row.last_call_error_at !== null) {
+    return {
+      state: 'unreachable',
+      online: true,
+      reason:
+        `Last check-in ${ageText(sinceCheckin)} ago, but the console's calls to the agent have failed for ` +
+        `${ageText(now - row.last_call_error_at)}: ${row.last_call_error ?? 'no answer'}`,
+    };
+  }
+  return { state: 'online', online: true, reason: `Last check-in ${ageText(sinceCheckin)} ago` };
+}

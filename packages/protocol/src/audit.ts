@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/**
+ * The audit log's entries (docs/protection.md, "Audit log"): who changed what on which server, from
+ * where, and what the agent answered. Entries are never edited; they are removed only by age.
+ */
+export const AUDIT_ACTIONS = ['control.write'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
+  'control.write': 'Protection changed through the console',
+};
+/** At most this many characters of what changed (secrets are removed before). */
+export const AUDIT_SUMMARY_MAX = 500;
+
+export const auditEntrySchema = z.object({
+  id: z.number().int().positive(),
+  at: z.number().int(),
+  action: z.enum(AUDIT_ACTIONS),
+  actor_kind: z.enum(['session', 'token', 'signing_key', 'console']),
+  /** Who, in words: the account's e-mail, a token's or signing key's name, or "the console". */
+  actor: z.string(),
+  ip: z.string().nullable(),
+  server_id: z.number().int().nullable(),
+  server_name: z.string().nullable(),
+  method: z.string().nullable(),
+  path: z.string().nullable(),
+  summary: z.string().max(AUDIT_SUMMARY_MAX),
+  /** The agent's answer, or the console's refusal (502 when the agent did not answer). */
+  status: z.number().int(),
+  outcome: z.string(),
+});
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+export const auditPageSchema = z.object({
+  entries: z.array(auditEntrySchema),
+  /** Pass as `cursor` for the next (older) page; null when this is the last. */
+  next_cursor: z.string().nullable(),
+  total: z.number().int().nonnegative(),
+});
+export type AuditPage = z.infer<typeof auditPageSchema>;

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/**
+ * Enrolment tokens and agent-initiated registration (docs/agent.md, "One-line install";
+ * docs/api.md, "Enrolment tokens"). An enrolment token (`enr_…`) lets whoever holds it add servers
+ * to one product of the account that made it: once by default, or up to `max_uses` times until
+ * `expires_at`. The console keeps its SHA-256 only; the raw value is in the creation answer once.
+ */
+const id = z.number().int().positive();
+const epochMs = z.number().int();
+
+/** Longest life of a token: a year, for unattended fleets; the default is one hour. */
+export const ENROLMENT_TTL_MAX_MS = 365 * 24 * 3600_000;
+export const ENROLMENT_TTL_DEFAULT_MS = 3600_000;
+export const ENROLMENT_MAX_USES = 10_000;
+
+/** Why a token is refused; the 401 names it in `error` and in `reason`. */
+export const ENROLMENT_REFUSALS = ['unknown', 'expired', 'used_up', 'revoked'] as const;
+export type EnrolmentRefusal = (typeof ENROLMENT_REFUSALS)[number];
+
+/** `POST /api/enrolment-tokens`. */
+export const createEnrolmentTokenSchema = z.object({
+  product_id: id,
+  /** How many servers may register with it (default 1). */
+  max_uses: z.number().int().min(1).max(ENROLMENT_MAX_USES).optional(),
+  /** When it stops working (epoch ms); default one hour from now, at most a year. */
+  expires_at: epochMs.optional(),
+  name: z.string().trim().max(100).optional(),
+});
+export type CreateEnrolmentToken = z.infer<typeof createEnrolmentTokenSchema>;
+
+/** A token as listed: never the token, only its last 4 characters, and how many servers used it. */
+export const enrolmentTokenSchema = z.object({
+  id,
+  product_id: id,
+  name: z.string(),
+  last4: z.string(),
+  max_uses: z.number().int().positive(),
+  uses: z.number().int().nonnegative(),
+  expires_at: epochMs,
+  revoked_at: epochMs.nullable(),
+  created_at: epochMs,
+  /** `active`, or why it no longer works. */
+  state: z.enum(['active', 'expired', 'used_up', 'revoked']),
+});
+export type EnrolmentToken = z.infer<typeof enrolmentTokenSchema>;
+
+/** The creation answer: the only time the token is sent, with the line to paste on a server. */
+export const createdEnrolmentTokenSchema = enrolmentTokenSchema.extend({
+  token: z.string(),
+  /** `curl -fsSL <console>/install/agent.sh | sudo sh -s -- --token … --console <console>`. */
+  command: z.string(),
+});
+export type CreatedEnrolmentToken = z.infer<typeof createdEnrolmentTokenSchema>;
+
+/**
+ * `POST /api/agent/register` with `Authorization: Bearer enr_…`. The console reaches the agent back
+ * at `api_url` when given, else at the request's source address and `port`.
+ */
+export interface AgentRegistration {
+  name: string;
+  /** The metrics key the agent just made (`agk_…`); the console stores it sealed. */
+  api_key: string;
+  /** The agent's own address, when the operator named one (`--url`); else null. */
+  api_url: string | null;
+  /** The metrics port, for the address the console derives from the request's source IP. */
+  port: number;
+  /** Whether the agent serves https (`metrics.tls = on`). */
+  tls: boolean;
+  /** Its certificate's SHA-256, pinned by the console when `tls` is true. */
+  tls_fingerprint: string | null;
+  version: string;
+}
+
+/** The answer: the server made and the daemon token the agent checks in with. */
+export interface AgentRegistered {
+  server_id: number;
+  name: string;
+  api_url: string;
+  daemon_token: string;
+}

@@ -1,0 +1,39 @@
+import * as z from 'zod/mini';
+import { attackSchema } from './control-answers.js';
+
+/**
+ * The bodies Palisade POSTs to a user's endpoints, each signed with `X-Palisade-Signature`
+ * (docs/signing.md): the agent's attack webhook (docs/protection.md, "Attack webhooks") and the
+ * console's account notifications (docs/tickets.md, "Notifications"). Written with `zod/mini` like
+ * the control schemas, so the agent can share them; the agent imports the types only.
+ */
+
+/** An attack as the webhook carries it: the same record `GET attacks` lists. */
+export const attackDetailsSchema = attackSchema;
+export type AttackDetails = z.infer<typeof attackDetailsSchema>;
+
+export const ALERT_TYPES = ['attack.started', 'attack.ended', 'test'] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+
+/** The agent's attack webhook body. */
+export const alertPayloadSchema = z.object({
+  /** Unique per event; a receiver that sees an id twice has the same event again (retries). */
+  id: z.string(),
+  type: z.enum(ALERT_TYPES),
+  /** When the event was queued, epoch ms. */
+  ts: z.int(),
+  host: z.object({ hostname: z.string(), public_ip: z.nullable(z.string()) }),
+  attack: z.nullable(attackDetailsSchema),
+});
+export type AlertPayload = z.infer<typeof alertPayloadSchema>;
+
+export const TICKET_EVENTS = ['ticket.created', 'ticket.reply', 'ticket.closed', 'ticket.reopened'] as const;
+
+/** The console's account webhook body for ticket activity (`X-Palisade-Event` carries `kind`). */
+export const ticketNotificationSchema = z.object({
+  kind: z.enum(TICKET_EVENTS),
+  title: z.string(),
+  body: z.string(),
+  ticket_ref: z.string(),
+});
+export type TicketNotification = z.infer<typeof ticketNotificationSchema>;

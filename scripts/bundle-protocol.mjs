@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// Bundles the control-path schemas with the part of zod they use into one file the agent loads
+// (`@palisade/protocol/control-schemas/standalone`): the agent checks every control body with the
+// same schemas as the console and the dashboard, without carrying all of zod (docs/architecture.md).
+import { mkdirSync } from 'node:fs';
+import { rolldown } from 'rolldown';
+
+const root = new URL('..', import.meta.url).pathname;
+// The outbound link's frames (`@palisade/protocol/link/standalone`) share the zod part with it.
+const input = {
+  'control-schemas': `${root}packages/protocol/dist/src/control-schemas.js`,
+  link: `${root}packages/protocol/dist/src/link.js`,
+};
+const dir = `${root}packages/protocol/dist/bundle`;
+mkdirSync(dir, { recursive: true });
+const bundle = await rolldown({ input, platform: 'node', logLevel: 'warn' });
+await bundle.write({ dir, format: 'esm', minify: true, sourcemap: false, entryFileNames: '[name].js' });
+await bundle.close();

@@ -1,0 +1,273 @@
+#!/usr/bin/env node
+// `npm run package`: the installable artifacts, into dist/packages/ (docs/agent.md#install,
+// docs/decisions.md "Packaging"). Needs `npm run build` first (the npm script runs it).
+//   palisade-agent-<v>.mjs              the agent in one ESM file, for hosts with Node >= 20.19
+//   palisade-agent-<v>-geo.tar          the geo country ranges to unpack beside that file
+//   palisade-agent-<v>-linux-x64        the agent as one executable (Node SEA, geo ranges inside)
+//   palisade-agent_<v>_amd64.deb        that executable, a systemd unit, config and a system user
+//   palisade-console-<v>.tgz            the console and its dashboard, for `npm install -g`
+//   palisade-sdk-<v>.tgz                the `palisade` CLI and SDK, for `npm install -g`
+//   SHA256SUMS
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire, isBuiltin } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { rolldown } from 'rolldown';
+
+const root = new URL('..', import.meta.url).pathname;
+const out = join(root, 'dist', 'packages');
+const work = join(root, 'dist', 'package-build');
+const require = createRequire(import.meta.url);
+
+const readJson = (path) => JSON.parse(readFileSync(join(root, path), 'utf8'));
+const version = readJson('package.json').version;
+const started = Date.now();
+const step = (what) => console.log(`[package ${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], ...opts });
+
+function fail(message) {
+  console.error(`package: ${message}`);
+  process.exit(1);
+}
+
+for (const pkg of ['protocol', 'agent', 'console', 'sdk', 'web']) {
+  const v = readJson(`packages/${pkg}/package.json`).version;
+  if (v !== version) fail(`packages/${pkg}/package.json has version ${v}, the root ${version}: make them equal`);
+}
+for (const built of [
+  'packages/agent/dist/src/cli.js',
+  'packages/console/dist/src/cli.js',
+  'packages/web/dist/index.html',
+])
+  if (!existsSync(join(root, built))) fail(`${built} is missing: run \`npm run build\` first`);
+if (process.platform !== 'linux' || process.arch !== 'x64')
+  fail('the executable and the .deb are built on linux-x64 only');
+
+rmSync(out, { recursive: true, force: true });
+rmSync(work, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+mkdirSync(work, { recursive: true });
+
+// --- The agent in one file ------------------------------------------------------------------
+// The agent loads some CommonJS packages with `createRequire(import.meta.url)('x')` (cheaper than
+// `import` from dist/, see lib/ipaddr.ts); a bundler does not follow that, so it becomes `require('x')`.
+const inlineCreateRequire = {
+  name: 'palisade-inline-create-require',
+  transform(code, id) {
+    if (!id.includes('/packages/agent/dist/')) return null;
+    const next = code.replaceAll('createRequire(import.meta.url)(', 'require(');
+    return next === code ? null : { code: next };
+  },
+};
+
+// ws (the agent's outbound link) tries the optional native add-ons bufferutil and utf-8-validate
+// inside a try/catch and uses its own JavaScript without them: the bundle carries neither, so
+// loading them throws there, as a missing module would.
+const ABSENT = '\0palisade-absent:';
+const wsOptionalAddons = {
+  name: 'palisade-ws-optional-addons',
+  resolveId: (id) => (id === 'bufferutil' || id === 'utf-8-validate' ? `${ABSENT}${id}` : null),
+  load: (id) =>
+    id.startsWith(ABSENT)
+      ? `module.exports = (() => { throw new Error('${id.slice(ABSENT.length)} is not bundled'); })();`
+      : null,
+};
+
+step('agent: bundling packages/agent/dist/src/cli.js with rolldown');
+const agentBundle = await rolldown({
+  input: join(root, 'packages/agent/dist/src/cli.js'),
+  platform: 'node',
+  plugins: [inlineCreateRequire, wsOptionalAddons],
+  logLevel: 'warn',
+});
+const mjs = join(out, `palisade-agent-${version}.mjs`);
+const cjs = join(work, 'palisade-agent.cjs');
+await agentBundle.write({ file: mjs, format: 'esm', codeSplitting: false });
+// Node 20's single executable needs a CommonJS main script.
+await agentBundle.write({ file: cjs, format: 'cjs', codeSplitting: false });
+await agentBundle.close();
+chmodSync(mjs, 0o755);
+for (const file of [mjs, cjs]) {
+  const text = readFileSync(file, 'utf8');
+  // Anything still loaded from a file at run time would fail in the executable, whose require()
+  // knows built-in modules only.
+  const external = [...text.matchAll(/\b(?:require|__require)\(["']([^"']+)["']\)/g)]
+    .map((m) => m[1])
+    .filter((id) => !isBuiltin(id));
+  if (text.includes('createRequire(import.meta.url)(') || text.includes('"./cpu-worker.js"') || external.length > 0)
+    fail(`${file} still loads files at run time (${external.join(', ')}); see inlineCreateRequire`);
+}
+
+step('agent: gzipping the geo country ranges');
+const geoPackage = dirname(
+  require.resolve('@ip-location-db/geo-whois-asn-country/package.json', { paths: [join(root, 'packages/agent')] }),
+);
+const geoDir = join(work, 'palisade-agent-geo');
+mkdirSync(geoDir);
+const geoAssets = {};
+for (const file of ['geo-whois-asn-country-ipv4.csv', 'geo-whois-asn-country-ipv6.csv']) {
+  const gz = join(geoDir, `${file}.gz`);
+  writeFileSync(gz, gzipSync(readFileSync(join(geoPackage, file)), { level: 9 }));
+  geoAssets[`${file}.gz`] = gz;
+}
+copyFileSync(join(geoPackage, 'NRO_LICENSE'), join(geoDir, 'NRO_LICENSE'));
+run('tar', ['-cf', join(out, `palisade-agent-${version}-geo.tar`), '-C', work, 'palisade-agent-geo']);
+
+// --- The single executable (Node SEA) --------------------------------------------------------
+step(`agent: single executable with Node ${process.version}`);
+const seaConfig = join(work, 'sea-config.json');
+const blob = join(work, 'sea-prep.blob');
+writeFileSync(
+  seaConfig,
+  JSON.stringify({
+    main: cjs,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useCodeCache: true,
+    assets: geoAssets,
+  }),
+);
+run(process.execPath, ['--experimental-sea-config', seaConfig]);
+const exe = join(out, `palisade-agent-${version}-linux-x64`);
+copyFileSync(process.execPath, exe);
+chmodSync(exe, 0o755);
+// postject's CLI (its LIEF part warns about Node's .note sections, harmlessly); its output is shown on failure only.
+try {
+  execFileSync(
+    process.execPath,
+    [
+      require.resolve('postject/dist/cli.js'),
+      exe,
+      'NODE_SEA_BLOB',
+      blob,
+      '--sentinel-fuse',
+      'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+    ],
+    { stdio: 'pipe' },
+  );
+} catch (err) {
+  fail(`postject failed:\n${err.stdout}${err.stderr}`);
+}
+const exeVersion = run(exe, ['--version']).toString().trim();
+if (exeVersion !== version) fail(`the executable says version "${exeVersion}", expected ${version}`);
+
+// --- The Debian package ------------------------------------------------------------------------
+step('agent: Debian package');
+const deb = join(work, 'deb');
+const debFile = (path, text, mode = 0o644) => {
+  mkdirSync(dirname(join(deb, path)), { recursive: true });
+  writeFileSync(join(deb, path), text);
+  chmodSync(join(deb, path), mode);
+};
+mkdirSync(join(deb, 'usr/bin'), { recursive: true });
+copyFileSync(exe, join(deb, 'usr/bin/palisade-agent'));
+chmodSync(join(deb, 'usr/bin/palisade-agent'), 0o755);
+const packaging = join(root, 'packages/agent/packaging');
+debFile('lib/systemd/system/palisade-agent.service', readFileSync(join(packaging, 'palisade-agent.service')));
+debFile('etc/palisade-agent/agent.conf', readFileSync(join(root, 'packages/agent/examples/agent.conf')), 0o600);
+chmodSync(join(deb, 'etc/palisade-agent'), 0o700);
+mkdirSync(join(deb, 'var/lib/palisade-agent'), { recursive: true });
+chmodSync(join(deb, 'var/lib/palisade-agent'), 0o700);
+debFile('usr/share/doc/palisade-agent/copyright', readFileSync(join(packaging, 'copyright')));
+debFile('usr/share/doc/palisade-agent/agent.md', readFileSync(join(root, 'docs/agent.md')));
+for (const script of ['postinst', 'prerm', 'postrm'])
+  debFile(`DEBIAN/${script}`, readFileSync(join(packaging, script)), 0o755);
+debFile('DEBIAN/conffiles', '/etc/palisade-agent/agent.conf\n');
+const installedKb = Math.ceil(
+  readdirSync(deb, { recursive: true })
+    .map((p) => statSync(join(deb, p)))
+    .filter((s) => s.isFile())
+    .reduce((sum, s) => sum + s.size, 0) / 1024,
+);
+debFile(
+  'DEBIAN/control',
+  readFileSync(join(packaging, 'control'), 'utf8')
+    .replace('@VERSION@', version)
+    .replace('@INSTALLED_SIZE@', String(installedKb)),
+);
+const debName = `palisade-agent_${version}_amd64.deb`;
+run('dpkg-deb', ['--root-owner-group', '-Zgzip', '--build', deb, join(out, debName)]);
+
+// --- npm tarballs ------------------------------------------------------------------------------
+// @palisade/protocol is on no registry: it travels inside each tarball (bundleDependencies). npm
+// never installs the dependencies of a bundled package, so zod, its one dependency, is declared by
+// the carrying package instead (Node finds it one node_modules up) and removed from the bundled manifest.
+function stageNpm(pkg, extra) {
+  const src = join(root, 'packages', pkg);
+  const dir = join(work, `npm-${pkg}`);
+  const manifest = readJson(`packages/${pkg}/package.json`);
+  const protocol = readJson('packages/protocol/package.json');
+  mkdirSync(dir);
+  cpSync(join(src, 'dist/src'), join(dir, 'dist/src'), { recursive: true });
+  cpSync(join(src, 'bin'), join(dir, 'bin'), { recursive: true });
+  const protoDir = join(dir, 'node_modules/@palisade/protocol');
+  cpSync(join(root, 'packages/protocol/dist/src'), join(protoDir, 'dist/src'), { recursive: true });
+  writeFileSync(
+    join(protoDir, 'package.json'),
+    `${JSON.stringify({ ...protocol, private: undefined, dependencies: undefined }, null, 2)}\n`,
+  );
+  const exports = Object.fromEntries(
+    Object.entries(manifest.exports ?? {}).filter(([, target]) => !JSON.stringify(target).includes('/dist/test/')),
+  );
+  const staged = {
+    ...manifest,
+    private: undefined,
+    devDependencies: undefined,
+    exports,
+    license: readJson('package.json').license,
+    engines: readJson('package.json').engines,
+    files: ['bin', 'dist/src', ...(extra?.files ?? [])],
+    dependencies: { ...manifest.dependencies, ...protocol.dependencies, '@palisade/protocol': protocol.version },
+    bundleDependencies: ['@palisade/protocol'],
+  };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
+  extra?.stage?.(dir);
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out], { cwd: dir }).toString());
+  return packed[0].filename;
+}
+
+step('console: npm tarball with the dashboard');
+const consoleTgz = stageNpm('console', {
+  files: ['web', 'install'],
+  stage: (dir) => {
+    cpSync(join(root, 'packages/web/dist'), join(dir, 'web'), {
+      recursive: true,
+      filter: (p) => !p.startsWith(join(root, 'packages/web/dist/test')),
+    });
+    // GET /install/agent.sh (docs/agent.md, "One-line install").
+    cpSync(join(root, 'packages/console/install'), join(dir, 'install'), { recursive: true });
+  },
+});
+step('sdk: npm tarball with the palisade CLI');
+const sdkTgz = stageNpm('sdk');
+
+// --- Sums ----------------------------------------------------------------------------------------
+step('SHA256SUMS');
+const artifacts = readdirSync(out)
+  .filter((f) => f !== 'SHA256SUMS')
+  .sort();
+const sums = artifacts.map(
+  (f) =>
+    `${createHash('sha256')
+      .update(readFileSync(join(out, f)))
+      .digest('hex')}  ${f}`,
+);
+writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
+rmSync(work, { recursive: true, force: true });
+
+for (const f of [...artifacts, 'SHA256SUMS'])
+  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  dist/packages/${f}`);
+step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);
