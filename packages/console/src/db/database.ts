@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { ConsoleConfig } from '../config.js';
 import { type Dialect, migrationProvider } from './migrations/index.js';
+import { ScopedPostgresDialect } from './postgres-introspector.js';
 import type { Database, DB } from './schema.js';
 
 // PostgreSQL's bigint (epoch ms, counts) arrives as a string by default; every value we store fits a double.
@@ -65,7 +66,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
       max: 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<DB>({ dialect: new ScopedPostgresDialect({ pool }) });
   } else {
     dialect = 'sqlite';
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
