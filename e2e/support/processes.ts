@@ -148,6 +148,35 @@ export async function tcpRelay(port: number): Promise<{ url: string; cut(): Prom
   };
 }
 
+/**
+ * One address in front of several consoles, as a load balancer is: each new TCP connection goes to
+ * the next port in turn (a WebSocket stays with the process it landed on).
+ */
+export async function tcpBalancer(
+  ports: number[],
+  host = '127.0.0.1',
+): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let next = 0;
+  const balancer = createServer((inbound) => {
+    const upstream = connect(ports[next++ % ports.length]!, '127.0.0.1');
+    for (const s of [inbound, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sockets.delete(s));
+    }
+    inbound.pipe(upstream).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => balancer.listen(0, host, resolve));
+  return {
+    port: (balancer.address() as AddressInfo).port,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => balancer.close(resolve));
+    },
+  };
+}
+
 /** One JSON call to a console with a session cookie; the answer's status and parsed body. */
 export type ConsoleCall = (
   base: string,
@@ -169,12 +198,14 @@ export async function signUp(base: string, user: { email: string; password: stri
 }
 
 /**
- * An account registered on a console with the first catalog product taken, and a caller that
- * sends its session cookie (to this console or another process behind the same database).
+ * An account registered on a console with a catalog product taken (the first, or `catalogId`: 2 has
+ * benchmarks), and a caller that sends its session cookie (to this console or another process
+ * behind the same database).
  */
 export async function accountWithProduct(
   base: string,
   email: string,
+  catalogId = 1,
 ): Promise<{ productId: number; call: ConsoleCall }> {
   const cookie = await signUp(base, { email, password: 'test-password-123', name: email.split('@')[0]! });
   const call: ConsoleCall = async (to, method, path, body) => {
@@ -185,7 +216,7 @@ export async function accountWithProduct(
     });
     return { status: res.status, body: await res.json() };
   };
-  const product = await call(base, 'POST', '/api/products', { catalog_id: 1 });
-  if (product.status !== 201) throw new Error(`take catalog product 1: HTTP ${product.status}`);
+  const product = await call(base, 'POST', '/api/products', { catalog_id: catalogId });
+  if (product.status !== 201) throw new Error(`take catalog product ${catalogId}: HTTP ${product.status}`);
   return { productId: product.body.data.product.id, call };
 }

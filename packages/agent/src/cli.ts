@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import type { RegistrationConnect } from '@palisade/protocol/enrolment';
 import { Command, InvalidArgumentError } from 'commander';
 import {
   alertTestCommand,
@@ -39,6 +40,12 @@ function positiveInt(raw: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 10_000)
     throw new InvalidArgumentError('expected a whole number from 1 to 10000');
   return n;
+}
+
+function connectMode(raw: string): RegistrationConnect {
+  if (raw !== 'direct' && raw !== 'outbound' && raw !== 'auto')
+    throw new InvalidArgumentError('expected direct, outbound or auto');
+  return raw;
 }
 
 const program = new Command('palisade-agent')
@@ -116,10 +123,24 @@ withConfig(
     'the address the console reaches this agent at (default: the address it sees this request from)',
   )
   .option('--force', 'register again as a new server even when already enrolled')
+  .option(
+    '--connect <mode>',
+    'direct (the console calls this agent), outbound (this agent keeps a link to the console), or auto ' +
+      '(outbound when the console cannot reach this agent); default: console.connect of the config',
+    connectMode,
+  )
   .option('--wait <seconds>', 'how long to wait for the daemon to answer', positiveInt, 30)
   .action(
     async (
-      o: CommonOptions & { console: string; token: string; name?: string; url?: string; force?: boolean; wait: number },
+      o: CommonOptions & {
+        console: string;
+        token: string;
+        name?: string;
+        url?: string;
+        force?: boolean;
+        connect?: RegistrationConnect;
+        wait: number;
+      },
     ) => {
       const { registerCommand } = await import('./cli/register.js');
       await registerCommand({ deps: realDeps(), print }, o.stateDir, configChoice(o), {
@@ -128,6 +149,7 @@ withConfig(
         name: o.name,
         url: o.url,
         force: o.force === true,
+        ...(o.connect ? { connect: o.connect } : {}),
         waitMs: o.wait * 1000,
       }).catch(fail);
     },

@@ -136,7 +136,8 @@ export function createRuntime(o: {
     loadEnrolment() {
       const enrolment = readEnrolment(o.enrolmentFile);
       if (enrolment) running().checkin.start(enrolment);
-      running().link?.configure(config.console.connect, enrolment);
+      // A registration the console could not reach back keeps the link whatever the file says.
+      running().link?.configure(enrolment?.connect === 'outbound' ? 'outbound' : config.console.connect, enrolment);
       return enrolment;
     },
 

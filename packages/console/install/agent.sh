@@ -16,6 +16,9 @@
 #          --name N    the server's name in the console (default: the hostname)
 #          --url U     the address the console reaches the agent at (default: the address the
 #                      console sees the registration come from, with the agent's port)
+#          --connect M how the console reaches the agent: auto (default: direct when the console
+#                      reaches the agent's address at registration, else the agent keeps an
+#                      outbound link to the console), direct or outbound
 #          --exe       install the single executable even where dpkg exists
 # For tests, these stand in for the host's answers: PALISADE_INSTALL_UNAME_S (uname -s),
 # PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u).
@@ -26,6 +29,7 @@ VERSION='@VERSION@'
 TOKEN=''
 NAME=''
 URL=''
+CONNECT=auto
 EXE_ONLY=0
 STARTED=$(date +%s)
 
@@ -41,10 +45,15 @@ while [ $# -gt 0 ]; do
     --console) [ $# -ge 2 ] || die "--console needs a value"; CONSOLE=${2%/}; shift 2 ;;
     --name) [ $# -ge 2 ] || die "--name needs a value"; NAME=$2; shift 2 ;;
     --url) [ $# -ge 2 ] || die "--url needs a value"; URL=$2; shift 2 ;;
+    --connect) [ $# -ge 2 ] || die "--connect needs a value"; CONNECT=$2; shift 2 ;;
     --exe) EXE_ONLY=1; shift ;;
-    *) die "unknown option $1 (expected --token, --console, --name, --url or --exe)" ;;
+    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect or --exe)" ;;
   esac
 done
+case "$CONNECT" in
+  auto | direct | outbound) ;;
+  *) die "--connect: expected auto, direct or outbound, not $CONNECT. Nothing was changed." ;;
+esac
 
 os=${PALISADE_INSTALL_UNAME_S:-$(uname -s)}
 [ "$os" = Linux ] || die "this host runs $os; the agent runs on Linux only. Nothing was changed."
@@ -152,7 +161,7 @@ else
 fi
 
 if [ -n "$TOKEN" ]; then
-  set -- register --console "$CONSOLE" --token "$TOKEN" --config "$CONF" --state-dir "$STATE"
+  set -- register --console "$CONSOLE" --token "$TOKEN" --connect "$CONNECT" --config "$CONF" --state-dir "$STATE"
   [ -z "$NAME" ] || set -- "$@" --name "$NAME"
   [ -z "$URL" ] || set -- "$@" --url "$URL"
   "$BIN" "$@" || die "the agent is installed and running, but registering failed (above); run the line again with a new token"

@@ -32,6 +32,8 @@ import v1Routes from './routes/v1/index.js';
 import webRoutes from './routes/web/index.js';
 import { createSecretBox, loadSecretKey } from './secrets.js';
 import { servicePlugins } from './services/plugins.js';
+import type { LinkLog } from './services/servers/links.js';
+import { postgresRelayBus, redisRelayBus } from './services/servers/relay-buses.js';
 
 export { createServices, type ServiceDeps, type Services } from './services/plugins.js';
 
@@ -118,13 +120,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     createRateLimits({ redis, db: config.databaseUrl ? db : null, clock, prefix: config.redisPrefix }),
   );
   app.addHook('onClose', async () => app.outbound.close());
-  if (redis) {
-    // Outbound links held by another console process are reached through Redis (docs/deploy.md).
-    const stopRelay = app.services.servers.links.relayThrough(redis, config.redisPrefix, (level, message) =>
-      app.log[level](message),
-    );
-    app.addHook('onClose', stopRelay);
-  }
+  // Outbound links held by another console process are reached through Redis, or without it through
+  // PostgreSQL (docs/deploy.md, "Outbound links and several processes"); SQLite serves one process.
+  const relayLog: LinkLog = (level, message) => app.log[level](message);
+  const relayBus = redis
+    ? redisRelayBus(redis, config.redisPrefix, relayLog)
+    : config.databaseUrl
+      ? postgresRelayBus(db, { databaseUrl: config.databaseUrl, clock }, relayLog)
+      : null;
+  if (relayBus) app.addHook('onClose', app.services.servers.links.relayThrough(relayBus, secrets, relayLog));
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);
 

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { generateToken } from '@palisade/protocol';
 import { closedPort } from '@palisade/testkit';
@@ -144,6 +146,66 @@ for (const dialect of dialects()) {
       assert.deepEqual([listed.uses, listed.state], [0, 'active'], 'a failed registration does not use the token');
       const servers = await t.app.inject({ method: 'GET', url: '/api/servers', headers: as(owner) });
       assert.deepEqual(servers.json().data.servers, [], 'nothing half-stored');
+    });
+
+    test('connect: auto registers an agent the console cannot reach as outbound; outbound is not asked at all', async () => {
+      const body = {
+        name: 'behind-nat',
+        api_key: generateToken('agentKey'),
+        api_url: null,
+        port: await closedPort(),
+        tls: false,
+        tls_fingerprint: null,
+        version: '0.1.0',
+      };
+      const badMode = await register((await create(owner, { product_id: productId })).json().data.token, {
+        ...body,
+        connect: 'sideways',
+      });
+      assert.equal(badMode.statusCode, 400);
+      assert.match(badMode.json().error, /connect: expected direct, outbound, auto/);
+
+      const auto = await register((await create(owner, { product_id: productId })).json().data.token, {
+        ...body,
+        connect: 'auto',
+      });
+      assert.equal(auto.statusCode, 201, auto.body);
+      assert.equal(auto.json().data.connect, 'outbound');
+      const page = await t.app.inject({
+        method: 'GET',
+        url: `/api/servers/${auto.json().data.server_id}`,
+        headers: as(owner),
+      });
+      assert.deepEqual(
+        page.json().data.server.connection,
+        { mode: 'outbound', link: 'down', since: null },
+        'outbound before its link first comes up',
+      );
+
+      // `outbound` never calls the address: a listener there sees nothing.
+      let asked = 0;
+      const listener = http.createServer((req, res) => {
+        asked += 1;
+        req.resume();
+        res.writeHead(500).end();
+      });
+      await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+      const outbound = await register((await create(owner, { product_id: productId })).json().data.token, {
+        ...body,
+        name: 'told-outbound',
+        port: (listener.address() as AddressInfo).port,
+        connect: 'outbound',
+      });
+      await new Promise((resolve) => listener.close(resolve));
+      assert.equal(outbound.statusCode, 201, outbound.body);
+      assert.equal(outbound.json().data.connect, 'outbound');
+      assert.equal(asked, 0);
+      const row = await t.db
+        .selectFrom('servers')
+        .select(['connect', 'agent_version'])
+        .where('id', '=', outbound.json().data.server_id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(row, { connect: 'outbound', agent_version: '0.1.0' });
     });
   });
 }

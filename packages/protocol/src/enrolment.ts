@@ -70,7 +70,17 @@ export interface AgentRegistration {
   /** Its certificate's SHA-256, pinned by the console when `tls` is true. */
   tls_fingerprint: string | null;
   version: string;
+  /**
+   * How the console is to reach the agent (docs/agent.md, "Outbound link"): `direct` checks /health at
+   * the address first (the default when absent); `outbound` skips that check, as the agent's own
+   * link will carry every call; `auto` (the install script's default) checks, and registers the
+   * agent as `outbound` when the check could not reach it at all.
+   */
+  connect?: RegistrationConnect;
 }
+
+export const REGISTRATION_CONNECT = ['direct', 'outbound', 'auto'] as const;
+export type RegistrationConnect = (typeof REGISTRATION_CONNECT)[number];
 
 /** The answer: the server made and the daemon token the agent checks in with. */
 export interface AgentRegistered {
@@ -78,4 +88,6 @@ export interface AgentRegistered {
   name: string;
   api_url: string;
   daemon_token: string;
+  /** How the console reaches it: `outbound` when the agent is to keep its link (`auto` that could not reach it). */
+  connect: 'direct' | 'outbound';
 }

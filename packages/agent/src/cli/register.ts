@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import type { AgentRegistered, AgentRegistration } from '@palisade/protocol/enrolment';
+import type { AgentRegistered, AgentRegistration, RegistrationConnect } from '@palisade/protocol/enrolment';
 import { controlRequest } from '../api/control-socket.js';
 import { loadConfigFile } from '../config/config.js';
 import { OutboundError, postJson } from '../lib/outbound.js';
@@ -18,6 +18,8 @@ export interface RegisterOptions {
   name?: string;
   url?: string;
   force: boolean;
+  /** How the console is to reach this agent; default: `console.connect` of the config. */
+  connect?: RegistrationConnect;
   /** How long to wait for the daemon to be up (the install script starts it just before). */
   waitMs: number;
 }
@@ -88,6 +90,7 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
     tls: config.metrics.tls,
     tls_fingerprint: fingerprint,
     version: AGENT_VERSION,
+    connect: o.connect ?? config.console.connect,
   };
   let answer: { status: number; body: string };
   try {
@@ -113,13 +116,19 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
     );
   }
   const registered = parsed.data;
+  const outbound = registered.connect === 'outbound';
   saveEnrolment(paths.enrolment, {
     console_url: consoleUrl,
     token: registered.daemon_token,
     enrolled_at: ctx.deps.clock(),
+    ...(outbound ? { connect: 'outbound' as const } : {}),
   });
   ctx.print(`registered with ${consoleUrl} as "${registered.name}" (server ${registered.server_id})`);
-  ctx.print(`the console reaches this agent at ${registered.api_url}`);
+  ctx.print(
+    outbound
+      ? 'the console cannot reach this agent: it keeps an outbound link to the console instead (console.connect = outbound)'
+      : `the console reaches this agent at ${registered.api_url}`,
+  );
   const told = await controlRequest(paths.socket, 'POST', '/enrolment', 2000).then(
     () => true,
     () => false,

@@ -6,6 +6,11 @@ export interface Enrolment {
   console_url: string;
   token: string;
   enrolled_at: number;
+  /**
+   * `outbound` when the console answered the registration that it cannot reach this agent: the
+   * agent keeps its link whatever `console.connect` says (docs/agent.md, "Outbound link").
+   */
+  connect?: 'outbound';
 }
 
 /** Checks an enrolment request; the error names the field. */

@@ -121,6 +121,21 @@ export interface ServersTable {
   last_call_error: string | null; // why that call failed, in words (never the agent address)
   attacks_active: number | null; // active attacks in the latest check-in; null when the agent did not say
   tags: Generated<string>; // JSON array of the user's tags (docs/fleet.md, "Tags")
+  connect: Generated<'direct' | 'outbound'>; // how the console reaches the agent (docs/agent.md, "Outbound link")
+}
+
+/** Which console process holds each server's outbound link, without Redis (docs/deploy.md). */
+export interface LinkHoldersTable {
+  server_id: number;
+  process: string;
+  expires_at: number;
+}
+
+/** A relayed link call or answer too large for a NOTIFY payload; the receiver deletes it as it reads it. */
+export interface LinkRelayMessagesTable {
+  id: Generated<number>;
+  body: string;
+  created_at: number;
 }
 
 /** docs/protection.md, "Audit log": added, never updated; removed by age (PALISADE_AUDIT_RETENTION_DAYS). */
@@ -365,6 +380,8 @@ export interface DB {
   samples: SamplesTable;
   audit_log: AuditLogTable;
   benchmark_runs: BenchmarkRunsTable;
+  link_holders: LinkHoldersTable;
+  link_relay_messages: LinkRelayMessagesTable;
 }
 
 export type Database = Kysely<DB>;

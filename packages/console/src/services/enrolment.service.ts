@@ -147,20 +147,30 @@ export function createEnrolmentService({ db, clock, servers }: EnrolmentDeps) {
   ): Promise<AgentRegistered> {
     const apiUrl = input.api_url ?? derivedAgentUrl(sourceIp, input.port, input.tls);
     const accountId = Number(row.account_id);
-    const { server, daemonToken } = await servers.register(accountId, {
-      product_id: Number(row.product_id),
-      name: input.name,
-      api_url: apiUrl,
-      api_key: input.api_key,
-      tls_fingerprint: input.tls ? input.tls_fingerprint : null,
-    });
+    const { server, daemonToken, connect } = await servers.register(
+      accountId,
+      {
+        product_id: Number(row.product_id),
+        name: input.name,
+        api_url: apiUrl,
+        api_key: input.api_key,
+        tls_fingerprint: input.tls ? input.tls_fingerprint : null,
+      },
+      { connect: input.connect ?? 'direct', version: input.version },
+    );
     if (!(await useEnrolmentToken(db, Number(row.id), clock()))) {
       await servers.unregister(accountId, server.id);
       const again = await findEnrolmentToken(db, hashToken(raw));
       const state = again ? tokenView(again, clock()).state : 'unknown';
       throw refused(state === 'active' ? 'used_up' : state);
     }
-    return { server_id: Number(server.id), name: server.name, api_url: server.api_url, daemon_token: daemonToken };
+    return {
+      server_id: Number(server.id),
+      name: server.name,
+      api_url: server.api_url,
+      daemon_token: daemonToken,
+      connect,
+    };
   }
 }
 

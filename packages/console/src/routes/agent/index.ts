@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { AGENT_URL_EXPECTED, FINGERPRINT_EXPECTED, normalizeFingerprint, parseAgentUrl } from '@palisade/protocol';
+import {
+  AGENT_URL_EXPECTED,
+  FINGERPRINT_EXPECTED,
+  normalizeFingerprint,
+  parseAgentUrl,
+  REGISTRATION_CONNECT,
+} from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, unauthorized } from '../../errors.js';
@@ -33,6 +39,7 @@ const registerBody = z
       .transform((v) => normalizeFingerprint(v)!)
       .nullable(),
     version: z.string('expected a string').trim().min(1, 'must not be empty').max(50, 'at most 50 characters'),
+    connect: z.enum(REGISTRATION_CONNECT, `expected ${REGISTRATION_CONNECT.join(', ')}`).optional(),
   })
   .refine((v) => !v.tls || v.tls_fingerprint !== null, {
     message: 'is required when tls is true',

@@ -1,16 +1,60 @@
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorCodeFor } from '@palisade/protocol';
 import { LINK_MAX_FRAME_BYTES, LINK_PATH } from '@palisade/protocol/link';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
+import type { LimitVerdict } from '../../plugins/rate-limits.js';
 
 /** Answers an upgrade that is refused as the API answers: `{error, code}` JSON, then the socket is closed. */
-function refuse(socket: Duplex, status: number, reason: string, error: string) {
+function refuse(socket: Duplex, status: number, reason: string, error: string, headers = '') {
   const body = JSON.stringify({ error, code: errorCodeFor(status) });
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n${headers}` +
       `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * The address an upgrade comes from, as Fastify's `request.ip` would say it: the TCP peer, or,
+ * when that peer is one of PALISADE_TRUST_PROXY, the nearest X-Forwarded-For hop not trusted.
+ */
+function addressOf(trusted: BlockList | null) {
+  const unwrap = (ip: string) => ip.trim().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
+  const isTrusted = (ip: string) =>
+    trusted !== null && (isIPv4(ip) || isIPv6(ip)) && trusted.check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
+  return (req: IncomingMessage): string => {
+    let ip = unwrap(req.socket.remoteAddress ?? '');
+    const hops = String(req.headers['x-forwarded-for'] ?? '')
+      .split(',')
+      .map(unwrap)
+      .filter(Boolean);
+    while (isTrusted(ip) && hops.length > 0) ip = hops.pop()!;
+    return ip;
+  };
+}
+
+function trustList(entries: readonly string[]): BlockList | null {
+  if (entries.length === 0) return null;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [ip, bits] = entry.trim().split('/');
+    const type = isIPv4(ip!) ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(ip!, type);
+    else list.addSubnet(ip!, Number(bits), type);
+  }
+  return list;
+}
+
+/** A 429 as the API's limits answer it, with `retry-after`. */
+function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
+  refuse(
+    socket,
+    429,
+    'Too Many Requests',
+    `too many link upgrades ${what}: at most ${verdict.limit} a minute; try again in ${verdict.resetS} s`,
+    `retry-after: ${verdict.resetS}\r\nx-ratelimit-limit: ${verdict.limit}\r\nx-ratelimit-remaining: 0\r\n`,
   );
 }
 
@@ -18,11 +62,13 @@ function refuse(socket: Duplex, status: number, reason: string, error: string) {
  * `GET /api/agent/link` upgraded to a WebSocket: an agent with `console.connect = outbound` keeps it
  * open, authenticated with its daemon token, and this process sends that server's calls down it
  * (docs/agent.md, "Outbound link"; the frames: packages/protocol/src/link.ts). The token is checked
- * before the upgrade: a refused one is a 401 and no WebSocket.
+ * before the upgrade: a refused one is a 401 and no WebSocket. The upgrade happens before Fastify's
+ * routes, so it counts its own limits (plugins/rate-limits.ts): per source address, then per server.
  */
 export function registerLinkEndpoint(app: FastifyInstance) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LINK_MAX_FRAME_BYTES, perMessageDeflate: false });
   const links = app.services.servers.links;
+  const clientAddress = addressOf(trustList(app.config.trustProxy));
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     socket.on('error', () => socket.destroy());
@@ -31,10 +77,14 @@ export function registerLinkEndpoint(app: FastifyInstance) {
     if (req.method !== 'GET') return refuse(socket, 405, 'Method Not Allowed', `method ${req.method} not allowed`);
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
       return refuse(socket, 400, 'Bad Request', 'upgrade: expected websocket');
+    const byAddress = await app.limits.consume('link', clientAddress(req));
+    if (!byAddress.allowed) return tooMany(socket, byAddress, 'from this address');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
     if (!match) return refuse(socket, 401, 'Unauthorized', 'missing daemon token: send Authorization: Bearer dmn_…');
     const server = await app.services.servers.forDaemonToken(match[1]!);
     if (!server) return refuse(socket, 401, 'Unauthorized', 'invalid daemon token');
+    const byServer = await app.limits.consume('link_server', String(server.id));
+    if (!byServer.allowed) return tooMany(socket, byServer, 'for this server');
     wss.handleUpgrade(req, socket, head, (ws) => {
       links.attach(server.id, server.name, ws, (level, message) => app.log[level]({ server_id: server.id }, message));
       app.services.servers

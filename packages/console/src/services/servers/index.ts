@@ -1,4 +1,11 @@
-import { type ControlPath, generateToken, hashToken, isWellFormedToken, ONLINE_WINDOW_MS } from '@palisade/protocol';
+import {
+  type ControlPath,
+  generateToken,
+  hashToken,
+  isWellFormedToken,
+  ONLINE_WINDOW_MS,
+  type RegistrationConnect,
+} from '@palisade/protocol';
 import type { ConsoleConfig, Permission } from '../../config.js';
 import type { AccountRow, Database, ServerRow } from '../../db/schema.js';
 import { AppError, badRequest, conflict, notFound } from '../../errors.js';
@@ -100,8 +107,14 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
   }
 
   const proxy = createAgentProxy(agents, secrets, recordCall);
-  const serverView = async (row: ServerRow, now: number) =>
-    dashboardServer(row, now, await links.stateAnywhere(row.id));
+  /** The link as any process sees it; a server registered `outbound` whose link is not up anywhere shows `down`. */
+  async function connectionOf(row: ServerRow) {
+    const seen = await links.stateAnywhere(row.id);
+    return seen.mode === 'direct' && row.connect === 'outbound'
+      ? { mode: 'outbound' as const, link: 'down' as const, since: null }
+      : seen;
+  }
+  const serverView = async (row: ServerRow, now: number) => dashboardServer(row, now, await connectionOf(row));
 
   /** The connection test of a saved server counts as a call to its agent. */
   async function checkSaved(row: ServerRow) {
@@ -137,8 +150,32 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
     return check;
   }
 
-  /** Checks the product, its room and the agent's /health, then stores the server (no daemon token yet). */
-  async function insertChecked(accountId: number, input: NewServer): Promise<ServerRow> {
+  /**
+   * How a registering agent is reached: `direct` needs its /health to answer at the address;
+   * `outbound` is not asked now (its link carries every call, and linkOpened() checks it once up);
+   * `auto` asks, and an agent the console did not reach (no answer, an address it may not call, a
+   * certificate that is not the agent's: the key is never sent there) is `outbound`; one that
+   * answered and refused the key is refused as `direct` is (docs/decisions.md, "Registering an agent
+   * the console cannot reach").
+   */
+  async function reachFor(target: AgentTarget, connect: RegistrationConnect) {
+    if (connect === 'outbound') return { connect: 'outbound' as const, agentVersion: null };
+    const check = await agents.check(target);
+    if ('error' in check && connect === 'auto' && !check.reachable)
+      return { connect: 'outbound' as const, agentVersion: null };
+    if ('error' in check) {
+      const error = check.error || 'the agent did not answer';
+      throw badRequest(error.startsWith('tls_fingerprint: ') ? error : `api_url: ${error}`);
+    }
+    return { connect: 'direct' as const, agentVersion: check.agent_version ?? null };
+  }
+
+  /** Checks the product, its room and how the agent is reached, then stores the server (no daemon token yet). */
+  async function insertChecked(
+    accountId: number,
+    input: NewServer,
+    how: { connect: RegistrationConnect; version?: string } = { connect: 'direct' },
+  ): Promise<ServerRow> {
     const product = await findProduct(db, accountId, input.product_id);
     if (!product) throw badRequest('product_id: no product with this id on your account');
     if ((await countProductServers(db, product.id)) >= product.server_limit) {
@@ -147,7 +184,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
       );
     }
     const pin = pinFor(input.api_url, input.tls_fingerprint ?? null);
-    const check = await requireHealthy({ apiUrl: input.api_url, apiKey: input.api_key, tlsFingerprint: pin });
+    const reach = await reachFor({ apiUrl: input.api_url, apiKey: input.api_key, tlsFingerprint: pin }, how.connect);
     return insertServer(db, {
       account_id: accountId,
       product_id: product.id,
@@ -158,7 +195,8 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
       hostname: null,
       public_ip: null,
       facts: '{}',
-      agent_version: check.agent_version ?? null,
+      agent_version: reach.agentVersion ?? how.version ?? null,
+      connect: reach.connect,
       daemon_token_hash: null,
       last_seen: null,
       latest_sample: null,
@@ -181,10 +219,12 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
     links,
 
     /**
-     * A server's agent just opened its link: its /health is asked down it at once, so a server the
-     * console could not reach directly counts as reachable again without waiting for a recheck.
+     * A server's agent just opened its link: the server is `outbound` from now on (the dashboard shows
+     * its link down rather than nothing when it drops), and its /health is asked down it at once, so
+     * a server the console could not reach directly counts as reachable without waiting for a recheck.
      */
     async linkOpened(row: ServerRow) {
+      if (row.connect !== 'outbound') await updateServer(db, row.id, { connect: 'outbound' });
       await checkSaved(row);
     },
 
@@ -278,9 +318,9 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
      * limit and /health checks as `add`, but the agent asked, so its daemon token goes back in the
      * answer instead of to the agent's `/enroll`.
      */
-    async register(accountId: number, input: NewServer) {
-      const row = await insertChecked(accountId, input);
-      return { server: row, daemonToken: await newDaemonToken(row.id) };
+    async register(accountId: number, input: NewServer, how: { connect: RegistrationConnect; version: string }) {
+      const row = await insertChecked(accountId, input, how);
+      return { server: row, daemonToken: await newDaemonToken(row.id), connect: row.connect };
     },
 
     /** Removes a server registered by `register` whose enrolment token was used up meanwhile. */
@@ -314,8 +354,15 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
             ? row.tls_fingerprint
             : null;
       // The stored key is opened only when the agent must be checked: a rename or new tags need no key.
+      // A new key for the same agent (same address, same pin) is checked down its outbound link when
+      // one is up, as every call is; a new address or pin is checked at the address, where it applies.
       if (changes.api_url !== undefined || changes.api_key !== undefined || changes.tls_fingerprint !== undefined)
-        await requireHealthy({ apiUrl, apiKey: changes.api_key ?? secrets.open(row.api_key_enc), tlsFingerprint: pin });
+        await requireHealthy({
+          apiUrl,
+          apiKey: changes.api_key ?? secrets.open(row.api_key_enc),
+          tlsFingerprint: pin,
+          ...(apiUrl === row.api_url && changes.tls_fingerprint === undefined ? { serverId: row.id } : {}),
+        });
       await updateServer(db, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.tags !== undefined ? { tags: JSON.stringify(changes.tags) } : {}),

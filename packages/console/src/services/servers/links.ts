@@ -8,9 +8,9 @@ import {
   type LinkRequest,
   parseLinkFrame,
 } from '@palisade/protocol/link';
-import type { Redis } from 'ioredis';
 import type { WebSocket } from 'ws';
 import { OutboundError, type OutboundResponse } from '../../outbound/guarded-client.js';
+import type { SecretBox } from '../../secrets.js';
 
 /** One call down a link: what agent-client.ts would have sent over HTTP. */
 export interface LinkCall {
@@ -45,31 +45,54 @@ interface Link {
 
 export type LinkLog = (level: 'info' | 'warn', message: string) => void;
 
-/**
- * The outbound links held by this console process, one per server: a newer link replaces the older
- * (which is closed), calls wait for their answer by id, and a link that sent nothing for
- * LINK_DEAD_AFTER_MS is closed, failing its calls as "agent unreachable".
- */
 /** A call relayed to the process holding the link, and its answer (docs/deploy.md, "Outbound links and several processes"). */
 interface RelayedCall {
   rid: string;
   from: string;
   serverId: number;
-  call: Omit<LinkCall, 'body'> & { body: string | null };
+  /** The Authorization header sealed with the console's secret key: the agent key never crosses the bus in clear. */
+  call: Omit<LinkCall, 'body' | 'authorization'> & { body: string | null; sealed: string };
 }
 type RelayedAnswer =
   | { rid: string; status: number; content_type: string; body: string }
   | { rid: string; failure: OutboundError['kind']; message: string };
 
+/** How long a process's claim on a link lasts unless renewed: it renews with every heartbeat. */
+export const LINK_HOLD_MS = LINK_DEAD_AFTER_MS + LINK_HEARTBEAT_MS;
+
+/**
+ * What carries calls between console processes and says which one holds a link: Redis pub/sub, or
+ * PostgreSQL LISTEN/NOTIFY (relay-buses.ts). Every method is best effort: a bus that is down makes
+ * a relayed call fail as "agent unreachable", never the process.
+ */
+export interface RelayBus {
+  readonly name: string;
+  /** Delivers the messages sent to this process. */
+  listen(me: string, onMessage: (text: string) => void): void;
+  send(to: string, text: string): Promise<void>;
+  /** The process holding the server's link, or null. */
+  holder(serverId: number): Promise<string | null>;
+  /** This process holds the server's link now (the newest link wins). */
+  claim(serverId: number, me: string): void;
+  /** This process still holds these links. */
+  renew(me: string, serverIds: number[]): void;
+  /** This process no longer holds the server's link (unless another claimed it meanwhile). */
+  release(serverId: number, me: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The outbound links held by this console process, one per server: a newer link replaces the older
+ * (which is closed), calls wait for their answer by id, and a link that sent nothing for
+ * LINK_DEAD_AFTER_MS is closed, failing its calls as "agent unreachable".
+ */
 export function createLinkRegistry(clock: () => number = Date.now) {
   const links = new Map<number, Link>();
   /** Set by relayThrough(): announces the links held here and carries calls between processes. */
   let relay: {
-    redis: Redis;
-    holderKey: (serverId: number) => string;
+    bus: RelayBus;
+    me: string;
     send: (call: LinkCall, holder: string, serverId: number) => Promise<OutboundResponse>;
-    announce: (serverId: number) => void;
-    retract: (serverId: number) => void;
   } | null = null;
   /** Servers that held a link in this process, and when it last came up or went down. */
   const seen = new Map<number, { up: boolean; since: number }>();
@@ -91,7 +114,6 @@ export function createLinkRegistry(clock: () => number = Date.now) {
       }
     };
     const heartbeat = setInterval(() => {
-      relay?.announce(serverId);
       if (clock() - lastHeard > LINK_DEAD_AFTER_MS) {
         log('warn', `server "${serverName}": nothing on its link for ${LINK_DEAD_AFTER_MS / 1000} s; closed`);
         socket.terminate();
@@ -145,7 +167,7 @@ export function createLinkRegistry(clock: () => number = Date.now) {
     };
     links.set(serverId, link);
     seen.set(serverId, { up: true, since: clock() });
-    relay?.announce(serverId);
+    relay?.bus.claim(serverId, relay.me);
     log('info', `server "${serverName}" connected its outbound link`);
 
     socket.on('message', (data, isBinary) => {
@@ -178,7 +200,7 @@ export function createLinkRegistry(clock: () => number = Date.now) {
       if (links.get(serverId) === link) {
         links.delete(serverId);
         seen.set(serverId, { up: false, since: clock() });
-        relay?.retract(serverId);
+        relay?.bus.release(serverId, relay.me);
         log('info', `server "${serverName}": its outbound link closed`);
       }
     });
@@ -195,8 +217,8 @@ export function createLinkRegistry(clock: () => number = Date.now) {
   return {
     attach,
     /**
-     * The call over this server's link: the one held here, else (with Redis) the one another process
-     * announced, relayed to it; null when no process holds one.
+     * The call over this server's link: the one held here, else (with a relay bus) the one another process
+     * claimed, relayed to it; null when no process holds one.
      */
     async caller(serverId: number | undefined): Promise<((call: LinkCall) => Promise<OutboundResponse>) | null> {
       if (serverId === undefined) return null;
@@ -204,31 +226,30 @@ export function createLinkRegistry(clock: () => number = Date.now) {
       if (link) return (c) => link.call(c);
       if (!relay) return null;
       const r = relay;
-      const holder = await r.redis.get(r.holderKey(serverId)).catch(() => null);
-      return holder ? (c) => r.send(c, holder, serverId) : null;
+      const holder = await r.bus.holder(serverId);
+      return holder && holder !== r.me ? (c) => r.send(c, holder, serverId) : null;
     },
 
     /**
-     * With several console processes: each announces the links it holds in Redis (renewed with each
-     * heartbeat) and serves calls other processes relay to it over pub/sub (docs/deploy.md).
+     * With several console processes: each claims the links it holds on the bus (renewed with each
+     * heartbeat) and serves the calls other processes relay to it (docs/deploy.md). The agent key
+     * of a relayed call is sealed with `secrets`, which every process of one console shares.
      */
-    relayThrough(redis: Redis, prefix: string, log: LinkLog) {
+    relayThrough(bus: RelayBus, secrets: Pick<SecretBox, 'seal' | 'open'>, log: LinkLog) {
       const me = randomBytes(8).toString('hex');
-      const channel = (process: string) => `${prefix}:link-relay:${process}`;
-      const holderKey = (serverId: number) => `${prefix}:link-holder:${serverId}`;
       const waiting = new Map<string, { resolve: (a: RelayedAnswer) => void; timer: NodeJS.Timeout }>();
-      const sub = redis.duplicate();
-      // Not awaited: a console starts while Redis is down, and relays once it is back.
-      sub.subscribe(channel(me)).catch((err: Error) => log('warn', `link relay not subscribed: ${err.message}`));
-      const publish = (to: string, message: RelayedCall | RelayedAnswer) =>
-        redis.publish(channel(to), JSON.stringify(message)).catch(() => 0);
+      const publish = (to: string, message: RelayedCall | RelayedAnswer) => bus.send(to, JSON.stringify(message));
 
       async function serve(m: RelayedCall) {
         const link = links.get(m.serverId);
         if (!link) return publish(m.from, { rid: m.rid, failure: 'unreachable', message: 'the link moved' });
         try {
-          const { body, ...call } = m.call;
-          const res = await link.call({ ...call, ...(body !== null ? { body: Buffer.from(body, 'base64') } : {}) });
+          const { body, sealed, ...call } = m.call;
+          const res = await link.call({
+            ...call,
+            authorization: secrets.open(sealed),
+            ...(body !== null ? { body: Buffer.from(body, 'base64') } : {}),
+          });
           return publish(m.from, {
             rid: m.rid,
             status: res.status,
@@ -241,7 +262,7 @@ export function createLinkRegistry(clock: () => number = Date.now) {
         }
       }
 
-      sub.on('message', (_channel: string, text: string) => {
+      bus.listen(me, (text) => {
         let m: RelayedCall | RelayedAnswer;
         try {
           m = JSON.parse(text) as RelayedCall | RelayedAnswer;
@@ -260,19 +281,8 @@ export function createLinkRegistry(clock: () => number = Date.now) {
       });
 
       relay = {
-        redis,
-        holderKey,
-        announce: (serverId) =>
-          void redis.set(holderKey(serverId), me, 'PX', LINK_DEAD_AFTER_MS + LINK_HEARTBEAT_MS).catch(() => {}),
-        retract: (serverId) =>
-          void redis
-            .eval(
-              "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-              1,
-              holderKey(serverId),
-              me,
-            )
-            .catch(() => {}),
+        bus,
+        me,
         async send(c, holder, serverId) {
           const rid = randomBytes(9).toString('base64url');
           const answer = new Promise<RelayedAnswer>((resolve) => {
@@ -282,33 +292,40 @@ export function createLinkRegistry(clock: () => number = Date.now) {
             }, c.timeoutMs);
             waiting.set(rid, { resolve, timer });
           });
-          const { body, ...call } = c;
+          const { body, authorization, ...call } = c;
           await publish(holder, {
             rid,
             from: me,
             serverId,
-            call: { ...call, body: body === undefined ? null : Buffer.from(body).toString('base64') },
+            call: {
+              ...call,
+              sealed: secrets.seal(authorization),
+              body: body === undefined ? null : Buffer.from(body).toString('base64'),
+            },
           });
           const a = await answer;
           if ('failure' in a) throw new OutboundError(a.failure, a.message);
           return { status: a.status, headers: { 'content-type': a.content_type }, body: Buffer.from(a.body, 'base64') };
         },
       };
-      for (const serverId of links.keys()) relay.announce(serverId);
-      log('info', `outbound links relayed through Redis as process ${me}`);
+      for (const serverId of links.keys()) bus.claim(serverId, me);
+      const renew = setInterval(() => bus.renew(me, [...links.keys()]), LINK_HEARTBEAT_MS);
+      renew.unref();
+      log('info', `outbound links relayed through ${bus.name} as process ${me}`);
       return async () => {
         relay = null;
+        clearInterval(renew);
         for (const w of waiting.values()) clearTimeout(w.timer);
-        sub.disconnect();
+        await bus.close();
       };
     },
     state,
-    /** state(), or, when another process announced the link in Redis, `outbound`/`up` (since unknown here). */
+    /** state(), or, when another process claimed the link on the bus, `outbound`/`up` (since unknown here). */
     async stateAnywhere(serverId: number): Promise<LinkState> {
       const local = state(serverId);
       if (local.link === 'up' || !relay) return local;
-      const holder = await relay.redis.get(relay.holderKey(serverId)).catch(() => null);
-      return holder ? { mode: 'outbound', link: 'up', since: null } : local;
+      const holder = await relay.bus.holder(serverId);
+      return holder && holder !== relay.me ? { mode: 'outbound', link: 'up', since: null } : local;
     },
     /** A server's link is dropped (the server was deleted or its daemon token replaced). */
     drop(serverId: number) {
