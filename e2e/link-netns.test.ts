@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { rootSuite, spawnCaptured } from '@palisade/testkit';
+import { rootSuite, runToEnd, spawnCaptured } from '@palisade/testkit';
 import {
   AGENT_CLI,
   accountWithProduct,
@@ -117,32 +117,29 @@ async function registerByToken(
 ): Promise<number> {
   const created = await o.call(o.base, 'POST', '/api/enrolment-tokens', { product_id: o.productId });
   assert.equal(created.status, 201, JSON.stringify(created.body));
-  const res = spawnSync(
-    'ip',
-    [
-      'netns',
-      'exec',
-      net.ns,
-      process.execPath,
-      AGENT_CLI,
-      'register',
-      '--console',
-      o.consoleUrl,
-      '--token',
-      created.body.data.token,
-      '--connect',
-      'auto',
-      '--name',
-      'firewalled',
-      '--config',
-      agent.configFile,
-      '--state-dir',
-      agent.stateDir,
-    ],
-    { encoding: 'utf8' },
-  );
-  const output = `${res.stdout}${res.stderr}`;
-  assert.equal(res.status, 0, output);
+  // Not spawnSync: the balancer in front of the consoles runs in this process.
+  const res = await runToEnd('ip', [
+    'netns',
+    'exec',
+    net.ns,
+    process.execPath,
+    AGENT_CLI,
+    'register',
+    '--console',
+    o.consoleUrl,
+    '--token',
+    created.body.data.token,
+    '--connect',
+    'auto',
+    '--name',
+    'firewalled',
+    '--config',
+    agent.configFile,
+    '--state-dir',
+    agent.stateDir,
+  ]);
+  const output = res.out;
+  assert.equal(res.code, 0, output);
   assert.match(output, /cannot reach this agent: it keeps an outbound link/);
   return Number(/\(server (\d+)\)/.exec(output)?.[1]);
 }
