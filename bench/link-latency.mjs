@@ -2,6 +2,8 @@
 // The outbound link (docs/agent.md, "Outbound link"): the metrics proxy's latency through an agent's
 // link beside the same proxy to an agent called directly (bar: ≤ 2 ms added at the median, as the
 // direct proxy's bar), and the console's resident memory per 1,000 idle links (aim ≤ 50 KB a link).
+// The links are opened by this process pinned to the other core than the console's (taskset), from
+// several loopback addresses (the console allows 600 link upgrades a minute from one address).
 // Usage: node bench/link-latency.mjs [--requests N] [--links L]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
