@@ -4,8 +4,9 @@
 // the SHA-256, installs the .deb with dpkg, starts the agent (no systemd here: in the background, as
 // the package's user with CAP_NET_ADMIN) and registers it; the server then shows online with a
 // sample. Also: each refused token (401 naming why), the server limit, a checksum mismatch and the
-// script's refusals (root, Linux, x86_64), which must change nothing. Needs Linux x64, root, dpkg,
-// ip, setpriv and curl; in CI a missing one fails.
+// script's refusals (root, Linux, x86_64), which must change nothing; and, with the agent's port
+// dropped by nftables, the line's default registers it outbound and it goes online through its link.
+// Needs Linux x64, root, dpkg, ip, nft, setpriv and curl; in CI a missing one fails.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,7 +38,7 @@ const NS_IP = `${NET}.2`;
 function missing(): string | null {
   if (process.platform !== 'linux' || process.arch !== 'x64') return 'not Linux x64';
   if (process.getuid?.() !== 0) return 'not running as root';
-  for (const tool of ['dpkg', 'ip', 'setpriv', 'curl', 'sha256sum']) {
+  for (const tool of ['dpkg', 'ip', 'nft', 'setpriv', 'curl', 'sha256sum']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
       return `\`${tool}\` is missing`;
   }
@@ -419,5 +420,33 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
       (x: { id: number }) => x.id === second.id,
     );
     assert.equal(listed.uses, 0);
+  });
+
+  test('behind a firewall the line registers the agent outbound, and it goes online through its link', async () => {
+    // A fresh server again (purged: key, enrolment and config gone) whose agent port nothing reaches.
+    stopBackgroundAgent();
+    await eventually('the old agent stopped', async () =>
+      spawnSync('kill', ['-0', String(agentPid)], { stdio: 'ignore' }).status === 0 ? undefined : true,
+    );
+    purge();
+    execFileSync('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], {
+      input:
+        'table inet palisade_install_test {\n  chain input { type filter hook input priority -10; policy accept; tcp dport 9740 drop; }\n}\n',
+    });
+    const created = await newToken(productId);
+    const res = runLine(consoleProc.url, `--token ${created.token}`, {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /the console cannot reach this agent: it keeps an outbound link to the console instead/);
+    const serverId = Number(/\(server (\d+)\)/.exec(res.out)?.[1]);
+    const server = await eventually('online through its link', async () => {
+      const s = (await call('GET', `/api/servers/${serverId}`)).body.data.server;
+      return s.state === 'online' && s.connection.link === 'up' ? s : undefined;
+    });
+    assert.equal(server.connection.mode, 'outbound');
+    const metrics = await call('GET', `/api/servers/${serverId}/metrics`);
+    assert.equal(metrics.status, 200, JSON.stringify(metrics.body));
+    assert.equal(metrics.body.agent.version, VERSION);
+    const enrolment = JSON.parse(readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8'));
+    assert.equal(enrolment.connect, 'outbound', 'kept in the enrolment: the config file is not edited');
   });
 });
