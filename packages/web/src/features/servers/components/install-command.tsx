@@ -49,6 +49,10 @@ function CommandOnce({ created, onDone }: { created: CreatedEnrolmentToken; onDo
         The script checks the download's SHA-256, installs the agent, which makes its own key, and registers it. The
         server then appears on the fleet page by itself.
       </p>
+      <p className="hint">
+        A server this console cannot reach (behind NAT or a firewall with no inbound rule) is added too: its agent then
+        keeps an outbound link to the console, and the server page shows it.
+      </p>
     </section>
   );
 }
