@@ -3,10 +3,10 @@
 // namespace) ever reaches it, yet the agent reaches the console. The agent adds itself with an
 // enrolment token as the one-line install does (`register --connect auto`): the console cannot
 // reach it, so it is registered `outbound` and the whole fleet path goes through its link — online,
-// live metrics, a blacklist write through the control proxy, a benchmark to Done · Verified —
-// cutting the link gives 502, and it comes back by itself. Then the same on three consoles behind
-// one address (PostgreSQL and Redis), the link held by one of them. In CI a missing `ip`, `nft` or
-// root fails the suite; locally it is skipped with the reason.
+// live metrics, a blacklist write through the control proxy, a benchmark to Done · Verified, a
+// rotated agent key checked and saved — cutting the link gives 502, and it comes back by itself.
+// Then the same on three consoles behind one address (PostgreSQL and Redis), the link held by one
+// of them. In CI a missing `ip`, `nft` or root fails the suite; locally it is skipped with the reason.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -291,6 +291,31 @@ describe('an agent the console cannot reach, added by token (root, netns, nftabl
     );
     assert.equal(finished.status, 'done', `${finished.error}\n${finished.log}`);
     assert.equal(finished.verified, true, JSON.stringify(finished.checks));
+  });
+
+  test('a rotated agent key is checked and saved through the link', async () => {
+    const rotated = await runToEnd('ip', [
+      'netns',
+      'exec',
+      net.ns,
+      process.execPath,
+      AGENT_CLI,
+      'key',
+      '--config',
+      agent!.configFile,
+      '--state-dir',
+      agent!.stateDir,
+    ]);
+    const key = /agk_[0-9A-Za-z]+/.exec(rotated.out)?.[0];
+    assert.ok(key, rotated.out);
+    const refused = await call(base(), 'GET', `/api/servers/${serverId}/metrics`);
+    assert.equal(refused.status, 502);
+    assert.match(refused.body.error, /the agent rejected the key/);
+    // The new key is asked down the link: the agent's address would not answer.
+    const saved = await call(base(), 'PATCH', `/api/servers/${serverId}`, { api_key: key });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    const metrics = await call(base(), 'GET', `/api/servers/${serverId}/metrics`);
+    assert.equal(metrics.status, 200, JSON.stringify(metrics.body));
   });
 
   test('cutting the link gives 502 at once; it comes back by itself when the path returns', async () => {
