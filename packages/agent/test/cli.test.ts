@@ -179,6 +179,18 @@ test('register: bad flags exit 2; without a daemon or a console it says so and k
   const badUrl = await runCli(['register', '--console', 'nope', '--token', generateToken('enrolment'), ...base]);
   assert.equal(badUrl.code, 2);
   assert.match(badUrl.stderr, /--console: expected an http/);
+  const badMode = await runCli([
+    'register',
+    '--console',
+    'http://127.0.0.1:1',
+    '--token',
+    generateToken('enrolment'),
+    '--connect',
+    'sideways',
+    ...base,
+  ]);
+  assert.notEqual(badMode.code, 0);
+  assert.match(badMode.stderr, /--connect <mode>.*expected direct, outbound or auto/);
 
   // No console listening: refused with the reason, and the key the daemon knows still works.
   const { closedPort } = await import('@palisade/testkit');
