@@ -9,12 +9,15 @@ import { postgresRelayBus } from '../src/services/servers/relay-buses.js';
 import { dialects, enrolledTestServer, registerUser, type TestApp, testApp } from './support.js';
 
 /** An upgrade to the link endpoint: `open` (the socket, to close), or the refusal's status, headers and JSON. */
-function upgrade(url: string, token: string, localAddress = '127.0.0.1') {
+function upgrade(url: string, token: string, localAddress = '127.0.0.1', host?: string) {
   return new Promise<
     | { open: WebSocket }
     | { status: number; headers: Record<string, string | string[] | undefined>; body: { error: string } }
   >((resolve, reject) => {
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, localAddress });
+    const ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${token}`, ...(host ? { host } : {}) },
+      localAddress,
+    });
     ws.once('open', () => resolve({ open: ws }));
     ws.once('unexpected-response', (_req, res) => {
       let text = '';
@@ -56,6 +59,14 @@ for (const dialect of dialects()) {
         new RegExp(`^too many link upgrades for this server: at most ${points} a minute`),
       );
       assert.ok(Number(refused.headers['retry-after']) >= 1);
+    });
+
+    test('a name the operator did not choose is refused before anything else (421), as on every route', async () => {
+      const { daemon } = await enrolledTestServer(t.app, await registerUser(t.app));
+      const rebound = await upgrade(url, daemon, '127.0.0.1', 'rebound.attacker.example');
+      assert.ok(!('open' in rebound));
+      assert.equal(rebound.status, 421);
+      assert.match(rebound.body.error, /^host: this console answers to /);
     });
 
     test('refused tokens count against their address too: past the limit it is a 429, not a 401', async () => {

@@ -5,6 +5,7 @@ import { errorCodeFor } from '@palisade/protocol';
 import { LINK_MAX_FRAME_BYTES, LINK_PATH } from '@palisade/protocol/link';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
+import { hostPolicy } from '../../plugins/host-guard.js';
 import type { LimitVerdict } from '../../plugins/rate-limits.js';
 
 /** Answers an upgrade that is refused as the API answers: `{error, code}` JSON, then the socket is closed. */
@@ -47,6 +48,12 @@ function trustList(entries: readonly string[]): BlockList | null {
   return list;
 }
 
+/** The `Host` header's name without its port (`[::1]` kept in brackets), as Fastify's `request.hostname`. */
+function hostnameOf(req: IncomingMessage): string {
+  const host = String(req.headers.host ?? '');
+  return host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : (host.split(':')[0] ?? '');
+}
+
 /** A 429 as the API's limits answer it, with `retry-after`. */
 function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
   refuse(
@@ -63,16 +70,20 @@ function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
  * open, authenticated with its daemon token, and this process sends that server's calls down it
  * (docs/agent.md, "Outbound link"; the frames: packages/protocol/src/link.ts). The token is checked
  * before the upgrade: a refused one is a 401 and no WebSocket. The upgrade happens before Fastify's
- * routes, so it counts its own limits (plugins/rate-limits.ts): per source address, then per server.
+ * routes, so it applies the host guard itself (plugins/host-guard.ts: 421 for a name the operator
+ * did not choose) and counts its own limits (plugins/rate-limits.ts): per source address, then per server.
  */
 export function registerLinkEndpoint(app: FastifyInstance) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LINK_MAX_FRAME_BYTES, perMessageDeflate: false });
   const links = app.services.servers.links;
   const clientAddress = addressOf(trustList(app.config.trustProxy));
+  const hosts = hostPolicy(app.config);
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     socket.on('error', () => socket.destroy());
     const path = (req.url ?? '/').split('?')[0];
+    if (!hosts.allows(hostnameOf(req)))
+      return refuse(socket, 421, 'Misdirected Request', `host: this console answers to ${hosts.expected}`);
     if (path !== LINK_PATH) return refuse(socket, 404, 'Not Found', 'not found');
     if (req.method !== 'GET') return refuse(socket, 405, 'Method Not Allowed', `method ${req.method} not allowed`);
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
