@@ -88,7 +88,7 @@ export interface RelayBus {
  */
 export function createLinkRegistry(clock: () => number = Date.now) {
   const links = new Map<number, Link>();
-  /** Set by relayThrough(): announces the links held here and carries calls between processes. */
+  /** Set by relayThrough(): claims the links held here on the bus and carries calls between processes. */
   let relay: {
     bus: RelayBus;
     me: string;
