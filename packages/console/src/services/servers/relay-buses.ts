@@ -1,7 +1,16 @@
 import type { Redis } from 'ioredis';
-import { sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../../db/schema.js';
+import {
+  claimLink,
+  findLinkHolder,
+  insertRelayMessage,
+  notify,
+  purgeLinkRelay,
+  releaseLink,
+  renewLinks,
+  takeRelayMessage,
+} from '../../repositories/link-relay.repository.js';
 import { LINK_HOLD_MS, type LinkLog, type RelayBus } from './links.js';
 
 /**
@@ -75,13 +84,7 @@ export function postgresRelayBus(
     if (!payload.startsWith('@')) return payload;
     const id = Number(payload.slice(1));
     if (!Number.isSafeInteger(id)) return null;
-    const row = await db
-      .deleteFrom('link_relay_messages')
-      .where('id', '=', id)
-      .returning('body')
-      .executeTakeFirst()
-      .catch(() => undefined);
-    return row?.body ?? null;
+    return takeRelayMessage(db, id).catch(() => null);
   }
 
   function listen(me: string, onMessage: (text: string) => void) {
@@ -114,66 +117,27 @@ export function postgresRelayBus(
     listen,
     async send(to, text) {
       try {
-        let payload = text;
-        if (Buffer.byteLength(text) > NOTIFY_MAX_BYTES) {
-          const row = await db
-            .insertInto('link_relay_messages')
-            .values({ body: text, created_at: clock() })
-            .returning('id')
-            .executeTakeFirstOrThrow();
-          payload = `@${row.id}`;
-        }
-        await sql`SELECT pg_notify(${channel(to)}, ${payload})`.execute(db);
+        const payload =
+          Buffer.byteLength(text) > NOTIFY_MAX_BYTES ? `@${await insertRelayMessage(db, text, clock())}` : text;
+        await notify(db, channel(to), payload);
       } catch {
         // The database is down: the caller's call times out as "agent unreachable".
       }
     },
-    async holder(serverId) {
-      const row = await db
-        .selectFrom('link_holders')
-        .select('process')
-        .where('server_id', '=', serverId)
-        .where('expires_at', '>', clock())
-        .executeTakeFirst()
-        .catch(() => undefined);
-      return row?.process ?? null;
-    },
+    holder: (serverId) => findLinkHolder(db, serverId, clock()).catch(() => null),
     claim(serverId, me) {
-      const expires_at = clock() + LINK_HOLD_MS;
-      void db
-        .insertInto('link_holders')
-        .values({ server_id: serverId, process: me, expires_at })
-        .onConflict((oc) => oc.column('server_id').doUpdateSet({ process: me, expires_at }))
-        .execute()
-        .catch(() => {});
+      void claimLink(db, serverId, me, clock() + LINK_HOLD_MS).catch(() => {});
     },
     renew(me, serverIds) {
       const now = clock();
       // One statement for all the links held here, whatever their number; then what nobody reads.
       void (async () => {
-        if (serverIds.length > 0)
-          await db
-            .updateTable('link_holders')
-            .set({ expires_at: now + LINK_HOLD_MS })
-            .where('process', '=', me)
-            .execute();
-        await db
-          .deleteFrom('link_holders')
-          .where('expires_at', '<', now - LINK_HOLD_MS)
-          .execute();
-        await db
-          .deleteFrom('link_relay_messages')
-          .where('created_at', '<', now - MESSAGE_TTL_MS)
-          .execute();
+        if (serverIds.length > 0) await renewLinks(db, me, now + LINK_HOLD_MS);
+        await purgeLinkRelay(db, now - LINK_HOLD_MS, now - MESSAGE_TTL_MS);
       })().catch(() => {});
     },
     release(serverId, me) {
-      void db
-        .deleteFrom('link_holders')
-        .where('server_id', '=', serverId)
-        .where('process', '=', me)
-        .execute()
-        .catch(() => {});
+      void releaseLink(db, serverId, me).catch(() => {});
     },
     async close() {
       closed = true;
