@@ -126,7 +126,7 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
   ctx.print(`registered with ${consoleUrl} as "${registered.name}" (server ${registered.server_id})`);
   ctx.print(
     outbound
-      ? 'the console cannot reach this agent: it keeps an outbound link to the console instead (console.connect = outbound)'
+      ? 'the console cannot reach this agent: it keeps an outbound link to the console instead (kept with its enrolment)'
       : `the console reaches this agent at ${registered.api_url}`,
   );
   const told = await controlRequest(paths.socket, 'POST', '/enrolment', 2000).then(
