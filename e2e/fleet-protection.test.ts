@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -55,6 +55,7 @@ async function freePort(): Promise<number> {
 async function restartableAgent(dir: string) {
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'agent.conf');
+  mkdirSync(dir, { recursive: true });
   const port = await freePort();
   writeFileSync(
     configFile,
@@ -98,10 +99,10 @@ for (const setup of setups) {
     }
 
     /** The agent's blacklist entry for the attacker, read through the console's control proxy. */
-    async function held(server: number): Promise<{ note?: string; source: string } | null> {
+    async function held(server: number): Promise<{ note?: string; source: string } | undefined> {
       const res = await call('GET', `/api/servers/${serverIds[server]}/control?path=blacklist`);
-      if (res.status !== 200) return null;
-      return res.body.entries.find((e: { ip: string }) => e.ip === ATTACKER) ?? null;
+      if (res.status !== 200) return undefined;
+      return res.body.entries.find((e: { ip: string }) => e.ip === ATTACKER);
     }
 
     before(async () => {
@@ -109,7 +110,8 @@ for (const setup of setups) {
       for (let i = 0; i < setup.consoles; i++) {
         consoles.push(
           await startConsoleProcess({
-            PALISADE_DATA_DIR: join(dir.path, `console-${i}`),
+            // One data directory: the consoles share the secret key that seals the agents' keys.
+            PALISADE_DATA_DIR: join(dir.path, 'console'),
             PALISADE_ALLOW_PRIVATE_TARGETS: '1',
             PALISADE_BOOTSTRAP_ADMIN: '0',
             PALISADE_CHECKIN_INTERVAL_S: '5',
@@ -230,7 +232,7 @@ for (const setup of setups) {
       assert.equal(lifted.status, 200, JSON.stringify(lifted.body));
       assert.equal(lifted.body.data.lifted, 1);
       for (const i of [0, 1, 2]) {
-        await eventually(`edge-${i + 1} drops the ban`, async () => ((await held(i)) === null ? true : undefined));
+        await eventually(`edge-${i + 1} drops the ban`, async () => ((await held(i)) === undefined ? true : undefined));
       }
       assert.deepEqual((await call('GET', `/api/fleet/addresses?ip=${ATTACKER}`)).body.data.entries, []);
 

@@ -69,7 +69,8 @@ export function startHousekeeping(app: FastifyInstance) {
   // Fleet entries reach servers the same way: each application is claimed, so every process works
   // them at once and each is applied once (docs/protection.md, "Fleet policies"); a new entry starts a
   // round at once, this timer catches retries and what other processes added.
-  const fleet = setInterval(() => app.services.fleet.kick(), 1000);
+  const onFleetError = (err: unknown) => app.log.error({ err }, 'fleet propagation failed');
+  const fleet = setInterval(() => app.services.fleet.kick(onFleetError), 1000);
   fleet.unref();
   timers.push(fleet);
   return {

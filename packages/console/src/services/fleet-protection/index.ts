@@ -176,7 +176,7 @@ export function createFleetService({
   }
 
   const propagator = createPropagator({ db, clock, servers, audit });
-  const kick = propagator.kick;
+  const kick = () => propagator.kick();
 
   return {
     // ---- policies ----
@@ -402,7 +402,7 @@ export function createFleetService({
     },
 
     round: propagator.round,
-    kick,
+    kick: propagator.kick,
     settle: propagator.settle,
   };
 

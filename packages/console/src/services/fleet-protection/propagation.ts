@@ -33,8 +33,12 @@ export function createPropagator({
   let running: Promise<void> | null = null;
   let again = false;
 
+  /** Where a failed round is reported: the process's log, once server.ts has called kick with it. */
+  let report: (err: unknown) => void = () => {};
+
   /** Starts a round now (or right after the one running): a new entry does not wait for the timer. */
-  function kick() {
+  function kick(onError?: (err: unknown) => void) {
+    if (onError) report = onError;
     if (running) {
       again = true;
       return;
@@ -48,7 +52,7 @@ export function createPropagator({
       } finally {
         running = null;
       }
-    })().catch(() => {});
+    })().catch((err) => report(err));
   }
 
   /** One round: every application due, claimed one by one, PARALLEL agent calls at a time. */
