@@ -116,7 +116,7 @@ export function ListsPanel() {
         <TextField label="Reason" value={reason} onChange={(e) => setReason(e.target.value)} />
         <TextField
           label="Minutes"
-          hint="Empty: until lifted"
+          placeholder="until lifted"
           value={minutes}
           inputMode="numeric"
           onChange={(e) => setMinutes(e.target.value)}

@@ -145,7 +145,7 @@ export function PoliciesPanel() {
         ) : null}
         <TextField
           label="Minutes"
-          hint="Empty: as long as the first server's ban"
+          placeholder="as long as the first ban"
           value={minutes}
           inputMode="numeric"
           onChange={(e) => setMinutes(e.target.value)}
