@@ -68,7 +68,7 @@ mkdirSync(work, { recursive: true });
 const inlineCreateRequire = {
   name: 'palisade-inline-create-require',
   transform(code, id) {
-    if (!id.includes('/packages/agent/dist/') && !id.includes('/packages/protocol/dist/')) return null;
+    if (!id.includes('/packages/agent/dist/') && !id.includes('/protocol/dist/')) return null;
     const next = code.replaceAll('createRequire(import.meta.url)(', 'require(');
     return next === code ? null : { code: next };
   },
