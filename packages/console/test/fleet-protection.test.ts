@@ -223,6 +223,31 @@ for (const dialect of dialects()) {
       assert.match(bad.json().error, /^bans\.0\.ttl_s: /);
     });
 
+    test('a server that leaves a policy’s scope is asked to drop what it got from it; one that joins gets it', async () => {
+      const [policy] = (await call(owner, 'GET', '/api/fleet/policies'))
+        .json()
+        .data.policies.filter((p: { name: string }) => p.name === 'web patterns');
+      const wants = async () =>
+        (await call(owner, 'GET', '/api/fleet/addresses?ip=203.0.113.50'))
+          .json()
+          .data.entries[0].servers.map((s: { server_name: string; want: string }) => `${s.server_name} ${s.want}`);
+      const body = { name: 'web patterns', trigger: 'pattern', duration_s: null, enabled: true };
+      assert.equal(
+        (await call(owner, 'PATCH', `/api/fleet/policies/${policy.id}`, { ...body, scope: 'all' })).statusCode,
+        200,
+      );
+      assert.deepEqual(await wants(), ['web-2 present', 'db-1 present'], 'db-1 joined the scope');
+      const back = await call(owner, 'PATCH', `/api/fleet/policies/${policy.id}`, {
+        ...body,
+        scope: 'tags',
+        tags: ['web'],
+      });
+      assert.equal(back.statusCode, 200);
+      assert.deepEqual(await wants(), ['web-2 present', 'db-1 absent'], 'db-1 left it again');
+      const theirs = await call(stranger, 'PATCH', `/api/fleet/policies/${policy.id}`, { ...body, scope: 'all' });
+      assert.equal(theirs.statusCode, 404);
+    });
+
     test('an unreachable server stays pending with the reason; lifting takes the address off everywhere', async () => {
       await t.app.services.fleet.settle();
       await t.app.services.fleet.round();
