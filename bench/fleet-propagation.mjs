@@ -8,7 +8,9 @@ import { spawnSync } from 'node:child_process';
 // Here every "server" shares this machine's cores, which real servers do not: the agents measure and
 // look for attacks less often than by default (every 10 s), so 100 idle processes do not keep the
 // cores busy, and the measurement starts once they have settled after starting.
-// Usage: node bench/fleet-propagation.mjs [--servers N]
+// With --entries E: then E fleet blacklist entries added by hand reach every server (entries applied
+// per second, and each agent's blacklist holds them all).
+// Usage: node bench/fleet-propagation.mjs [--servers N] [--entries E]
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { arg, fmt, root, startProcess } from './lib.mjs';
 
 const SERVERS = Number(arg('servers', '100'));
+const ENTRIES = Number(arg('entries', '0'));
 const BAN_S = 600;
 const consoleCli = join(root, 'packages/console/dist/src/cli.js');
 const agentCli = join(root, 'packages/agent/dist/src/cli.js');
@@ -138,6 +141,38 @@ try {
     `  propagation: first server's decision → banned on all ${others.length} others: ${fmt(propagationMs, 0)} ms` +
       ` (${fmt(propagationMs / referenceMs, 2)} × the reference; bar < 5000 ms for 100 servers) ${propagationMs < 5000 ? 'PASS' : 'ABOVE BAR'}`,
   );
+
+  if (ENTRIES > 0) {
+    const started = performance.now();
+    const ips = Array.from(
+      { length: ENTRIES },
+      (_, i) => `100.${64 + Math.floor(i / 65536)}.${(i >> 8) & 255}.${i & 255}`,
+    );
+    for (let i = 0; i < ips.length; i += 20) {
+      await Promise.all(
+        ips.slice(i, i + 20).map(async (ip) => {
+          const res = await call('POST', '/api/fleet/entries', { list: 'black', ip, scope: 'all' }, cookie);
+          if (res.res.status !== 201) throw new Error(`add ${ip}: ${JSON.stringify(res.json)}`);
+        }),
+      );
+    }
+    const added = performance.now() - started;
+    for (let i = 0; ; i += 1) {
+      const entries = (await call('GET', '/api/fleet/entries?list=black', undefined, cookie)).json.data.entries;
+      const waiting = entries.reduce((n, e) => n + e.counts.pending, 0);
+      if (waiting === 0) break;
+      if (i > 6000) throw new Error(`${waiting} applications still pending`);
+      await sleep(500);
+    }
+    const applied = performance.now() - started;
+    const held = (await call('GET', `/api/servers/${ids.at(-1)}/control?path=blacklist`, undefined, cookie)).json
+      .entries.length;
+    console.log(
+      `  ${ENTRIES} fleet entries on ${SERVERS} servers: added through the API in ${fmt(added / 1000, 1)} s, ` +
+        `on every server after ${fmt(applied / 1000, 1)} s (${fmt((ENTRIES * SERVERS) / (applied / 1000), 0)} applications/s); ` +
+        `the last server's blacklist holds ${held} entries`,
+    );
+  }
 } finally {
   for (const stop of stops.reverse()) stop();
   await sleep(500);

@@ -46,6 +46,7 @@ export function fleetProtection(dialect: Dialect): Migration {
         .addColumn('active_key', 'text', (c) => c.unique())
         .execute();
       await db.schema.createIndex('fleet_entries_account').on('fleet_entries').columns(['account_id', 'id']).execute();
+      await db.schema.createIndex('fleet_entries_expiry').on('fleet_entries').column('expires_at').execute();
 
       await withId(dialect, db.schema.createTable('fleet_applications'))
         .addColumn('entry_id', 'bigint', (c) => c.notNull().references('fleet_entries.id').onDelete('cascade'))

@@ -33,6 +33,9 @@ export function createPropagator({
   let running: Promise<void> | null = null;
   let again = false;
 
+  /** Server names for the audit log, looked up once per round. */
+  const names = new Map<number, string | null>();
+
   /** Where a failed round is reported: the process's log, once server.ts has called kick with it. */
   let report: (err: unknown) => void = () => {};
 
@@ -57,6 +60,7 @@ export function createPropagator({
 
   /** One round: every application due, claimed one by one, PARALLEL agent calls at a time. */
   async function round(): Promise<number> {
+    names.clear();
     const now = clock();
     const due = await dueApplications(db, now, ROUND_SIZE);
     let done = 0;
@@ -98,13 +102,15 @@ export function createPropagator({
         updated_at: now,
         ...extra,
       });
-      const server = await servers.requireServer(accountId, serverId).catch(() => null);
+      if (!names.has(serverId))
+        names.set(serverId, (await servers.requireServer(accountId, serverId).catch(() => null))?.name ?? null);
+      const name = names.get(serverId) ?? null;
       await audit.fleet({
         accountId,
         action: 'fleet.apply',
         actor,
         ip: null,
-        ...(server ? { server: { id: serverId, name: server.name } } : {}),
+        ...(name !== null ? { server: { id: serverId, name } } : {}),
         method: app.want === 'present' ? 'POST' : 'DELETE',
         path,
         summary: `${app.want === 'present' ? 'add' : 'remove'} ${app.address} (fleet entry ${app.entry_id}: ${app.reason})`,
