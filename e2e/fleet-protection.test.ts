@@ -268,5 +268,31 @@ for (const setup of setups) {
       const lift = log.find((e) => e.action === 'fleet.entry' && e.method === 'DELETE')!;
       assert.equal(lift.actor, `fleet-prot-${process.pid}@example.com`);
     });
+
+    test('a fleet list filled at once reaches every server', async () => {
+      const ips = Array.from({ length: 40 }, (_, i) => `192.0.2.${i + 10}`);
+      const added = await Promise.all(
+        ips.map((ip, i) => call('POST', '/api/fleet/entries', { list: 'black', ip, scope: 'all' }, i)),
+      );
+      assert.deepEqual(
+        added.map((a) => a.status),
+        ips.map(() => 201),
+      );
+      await eventually(
+        'every entry applied on the three servers',
+        async () => {
+          const entries = (await call('GET', '/api/fleet/entries?list=black')).body.data.entries;
+          return entries.length === 40 && entries.every((e: { counts: { applied: number } }) => e.counts.applied === 3)
+            ? true
+            : undefined;
+        },
+        60_000,
+      );
+      for (const i of [0, 1, 2]) {
+        const res = await call('GET', `/api/servers/${serverIds[i]}/control?path=blacklist`);
+        const fleet = res.body.entries.filter((e: { note?: string }) => /^fleet:\d+ /.test(e.note ?? ''));
+        assert.deepEqual(fleet.map((e: { ip: string }) => e.ip).sort(), [...ips].sort(), `edge-${i + 1}`);
+      }
+    });
   });
 }
