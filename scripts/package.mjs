@@ -63,11 +63,12 @@ mkdirSync(work, { recursive: true });
 
 // --- The agent in one file ------------------------------------------------------------------
 // The agent loads some CommonJS packages with `createRequire(import.meta.url)('x')` (cheaper than
-// `import` from dist/, see lib/ipaddr.ts); a bundler does not follow that, so it becomes `require('x')`.
+// `import` from dist/, see packages/protocol/src/networks.ts); a bundler does not follow that, so it
+// becomes `require('x')`.
 const inlineCreateRequire = {
   name: 'palisade-inline-create-require',
   transform(code, id) {
-    if (!id.includes('/packages/agent/dist/')) return null;
+    if (!id.includes('/packages/agent/dist/') && !id.includes('/protocol/dist/')) return null;
     const next = code.replaceAll('createRequire(import.meta.url)(', 'require(');
     return next === code ? null : { code: next };
   },

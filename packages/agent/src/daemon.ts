@@ -1,6 +1,7 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CheckinBan } from '@palisade/protocol/checkin';
 import { type Alerter, createAlerter } from './alerter/alerter.js';
 import { createConsoleLink } from './api/console-link.js';
 import { createControlRoutes } from './api/control-routes.js';
@@ -9,6 +10,7 @@ import { prometheusText } from './api/prometheus.js';
 import { type ApiRoutes, createApiServer, handleApiCall } from './api/server.js';
 import { metricsSnapshot } from './api/snapshot.js';
 import { benchmarkJobHandler } from './bench/job.js';
+import { createBanOutbox } from './checkin/ban-outbox.js';
 import { checkinBody } from './checkin/body.js';
 import { createCheckin } from './checkin/checkin.js';
 import { type AgentConfig, loadConfigFile } from './config/config.js';
@@ -113,6 +115,10 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     log,
   });
 
+  // The agent's own bans wait here for the check-ins that report them (docs/protection.md, "Fleet policies").
+  const bans = createBanOutbox();
+  // The engine is built before the check-in; its ban hook asks for an early check-in once there is one.
+  let checkInSoon = () => {};
   // The protection engine (unless a test plugs in its own provider); it alerts through the alerter.
   const engine = o.protection
     ? null
@@ -122,6 +128,10 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
         stateDir: o.stateDir,
         settings: config.protection,
         alert: (event) => alerter.enqueue(event),
+        onBan: (ban) => {
+          bans.push(ban);
+          checkInSoon();
+        },
         consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
       }).catch((err: Error) => {
         alerter.stop();
@@ -134,7 +144,15 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     clock: deps.clock,
     settings: config.checkin,
     post: postJson,
-    body: () => checkinBody(runtime.snapshot()),
+    body: () => {
+      const pending = bans.next();
+      return pending.length > 0
+        ? { ...checkinBody(runtime.snapshot()), bans: pending }
+        : checkinBody(runtime.snapshot());
+    },
+    delivered: (body) => {
+      if (Array.isArray(body.bans)) bans.delivered(body.bans as CheckinBan[]);
+    },
     version: AGENT_VERSION,
     jobs: createJobRunner(
       {
@@ -149,6 +167,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     ),
     log,
   });
+  checkInSoon = () => checkin.soon();
   const onApiError = (err: Error) => log('error', `request failed: ${err.stack ?? err.message}`);
   // Requests down the outbound link go through the same entry point as the listener's (docs/agent.md).
   const link = createConsoleLink({

@@ -22,6 +22,7 @@ import authRoutes from './routes/auth/index.js';
 import benchmarkRoutes from './routes/benchmarks/index.js';
 import catalogRoutes from './routes/catalog/index.js';
 import enrolmentRoutes from './routes/enrolment/index.js';
+import fleetRoutes from './routes/fleet/index.js';
 import healthRoutes, { PROBE_PATHS } from './routes/health/index.js';
 import installRoutes from './routes/install/index.js';
 import keyRoutes from './routes/keys/index.js';
@@ -164,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(alertRoutes);
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
+  await app.register(fleetRoutes);
   await app.register(agentRoutes);
   await app.register(benchmarkRoutes);
   await app.register(installRoutes);

@@ -66,10 +66,18 @@ export function startHousekeeping(app: FastifyInstance) {
   const outbox = setInterval(() => void app.services.notifications.pump(onError), 1000);
   outbox.unref();
   timers.push(outbox);
+  // Fleet entries reach servers the same way: each application is claimed, so every process works
+  // them at once and each is applied once (docs/protection.md, "Fleet policies"); a new entry starts a
+  // round at once, this timer catches retries and what other processes added.
+  const onFleetError = (err: unknown) => app.log.error({ err }, 'fleet propagation failed');
+  const fleet = setInterval(() => app.services.fleet.kick(onFleetError), 1000);
+  fleet.unref();
+  timers.push(fleet);
   return {
     async stop() {
       timers.forEach(clearInterval);
       await app.services.notifications.settle();
+      await app.services.fleet.settle();
     },
   };
 }

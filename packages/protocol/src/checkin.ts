@@ -33,6 +33,30 @@ export type CheckinSample = z.infer<typeof sampleSchema>;
 /** At most this many `past_samples` in one check-in; an agent with more sends them over several. */
 export const MAX_PAST_SAMPLES = 120;
 
+/** At most this many `bans` in one check-in; an agent with more sends them over several. */
+export const MAX_CHECKIN_BANS = 200;
+
+/**
+ * One address the agent banned on its own (an attack or a block pattern), reported once in the
+ * next check-ins so the console can propagate it under the account's fleet policies
+ * (docs/protection.md, "Fleet policies"). Entries the console put there are never reported.
+ */
+export const checkinBanSchema = z.object({
+  ip: z.string().min(1).max(64),
+  /** The attack's kind: `log_pattern` for a block pattern, `conn_flood`, `syn_flood`, … otherwise. */
+  kind: z.string().min(1).max(40),
+  attack_id: z.string().max(64).nullable(),
+  /** The block pattern's name when `kind` is `log_pattern`. */
+  pattern: z.string().max(64).nullable(),
+  at: z.number().int('expected epoch milliseconds').positive('expected epoch milliseconds'),
+  ttl_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(10 * 365 * 86400),
+});
+export type CheckinBan = z.infer<typeof checkinBanSchema>;
+
 export const checkinRequestSchema = z.object({
   agent_version: z.string().min(1).max(64),
   hostname: z.string().min(1).max(253),
@@ -46,6 +70,8 @@ export const checkinRequestSchema = z.object({
   past_samples: z.array(sampleSchema).max(MAX_PAST_SAMPLES, `at most ${MAX_PAST_SAMPLES} samples`).optional(),
   protection: smallJson(16_384).optional(),
   alerter: smallJson(4096).optional(),
+  /** Bans since the last check-in that arrived; optional: agents before fleet policies send none. */
+  bans: z.array(checkinBanSchema).max(MAX_CHECKIN_BANS, `at most ${MAX_CHECKIN_BANS} bans`).optional(),
 });
 export type CheckinRequest = z.infer<typeof checkinRequestSchema>;
 

@@ -11,6 +11,7 @@ import { auditPageSchema } from './audit.js';
 import { benchmarkReport } from './benchmark.js';
 import { createdEnrolmentTokenSchema, enrolmentTokenSchema } from './enrolment.js';
 import { ERROR_CODES } from './envelope.js';
+import { fleetAddressSchema, fleetEntrySchema, fleetPolicySchema } from './fleet.js';
 import { SERVER_STATES } from './server-state.js';
 import { serverTagSchema } from './server-tags.js';
 import {
@@ -506,6 +507,12 @@ export const dashboardResponses = {
   servers: data(z.object({ servers: z.array(dashboardServerSummarySchema), counts: fleetCountsSchema })),
   fleetTrends: data(fleetTrendsSchema),
   auditPage: data(auditPageSchema),
+  fleetPolicies: data(z.object({ policies: z.array(fleetPolicySchema) })),
+  fleetPolicy: data(z.object({ policy: fleetPolicySchema })),
+  fleetEntries: data(z.object({ entries: z.array(fleetEntrySchema) })),
+  fleetEntry: data(z.object({ entry: fleetEntrySchema })),
+  fleetAddress: data(fleetAddressSchema),
+  fleetLifted: data(z.object({ lifted: z.number().int().nonnegative() })),
   server: data(z.object({ server: dashboardServerSchema })),
   connection: data(connectionCheckSchema),
   enrollment: data(enrollmentSchema),

@@ -9,6 +9,7 @@ export * from './dashboard.js';
 export * from './dashboard-routes.js';
 export * from './enrolment.js';
 export * from './envelope.js';
+export * from './fleet.js';
 export * from './openapi.js';
 export * from './server-state.js';
 export * from './server-tags.js';

@@ -56,7 +56,12 @@ export interface Checkin {
   status(): CheckinStatus;
   /** One check-in now (the timer calls this too). */
   attempt(): Promise<void>;
+  /** A check-in within SOON_MS, ahead of the timer (a ban to report); one in flight is followed by another. */
+  soon(): void;
 }
+
+/** How soon a check-in follows `soon()`: a burst of bans goes in one check-in. */
+export const SOON_MS = 200;
 
 /**
  * Checks in with the console on a timer that never blocks the API. While the console is down or
@@ -69,6 +74,8 @@ export function createCheckin(opts: {
   settings: CheckinSettings;
   post: PostJson;
   body: () => { sample?: BufferedSample } & Record<string, unknown>;
+  /** Told of each body the console answered 2xx. */
+  delivered?: (body: Record<string, unknown>) => void;
   version: string;
   jobs: JobRunner;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -87,6 +94,7 @@ export function createCheckin(opts: {
   let consoleIntervalS: number | null = null;
   let cancel: (() => void) | null = null;
   let inFlight = false;
+  let again = false;
   let generation = 0;
   const buffer: BufferedSample[] = [];
   const status: CheckinStatus = {
@@ -193,6 +201,7 @@ export function createCheckin(opts: {
       }
       buffer.splice(0, past.length);
       status.buffered_samples = buffer.length;
+      opts.delivered?.(body);
       const data = parseAnswer(answer.body);
       if (data.intervalS !== null) consoleIntervalS = data.intervalS;
       for (const job of data.jobs) opts.jobs.accept(job);
@@ -203,8 +212,10 @@ export function createCheckin(opts: {
       status.last_success_at = clock();
       status.state = 'ok';
       status.interval_s = interval();
-      if (buffer.length > 0) planMs(DRAIN_MS);
+      if (again) planMs(SOON_MS);
+      else if (buffer.length > 0) planMs(DRAIN_MS);
       else plan(interval());
+      again = false;
     } finally {
       inFlight = false;
     }
@@ -241,6 +252,14 @@ export function createCheckin(opts: {
     },
     status: () => ({ ...status }),
     attempt,
+    soon() {
+      if (!enrolment || status.state === 'revoked' || status.consecutive_failures > 0) return;
+      if (inFlight) {
+        again = true;
+        return;
+      }
+      if (status.next_attempt_at === null || status.next_attempt_at > clock() + SOON_MS) planMs(SOON_MS);
+    },
   };
 }
 

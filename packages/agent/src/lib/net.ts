@@ -1,65 +1,10 @@
-import { type IPv6Address, type IpAddress, ipaddr, parseCidr, parseIp } from './ipaddr.js';
+import { bigIntToAddress, familyBits as bits, contains, type Network, readNetwork } from '@palisade/protocol/networks';
 
-/** One IP or CIDR, normalized: host bits cleared, IPv4-mapped v6 turned into v4, single hosts without a prefix. */
-export interface Network {
-  /** Canonical text: `203.0.113.7`, `198.51.100.0/24`, `2001:db8::/64`. */
-  text: string;
-  family: 4 | 6;
-  /** First address as an integer. */
-  start: bigint;
-  prefix: number;
-}
+// The parser itself is shared with the console (packages/protocol/src/networks.ts).
+export { bigIntToAddress, contains, type Network, networkEnd, readNetwork } from '@palisade/protocol/networks';
 
 /** A user-facing input problem; its message is the 400 reason. */
 export class InputError extends Error {}
-
-const bits = (family: 4 | 6) => (family === 4 ? 32 : 128);
-
-function toBigInt(bytes: number[]): bigint {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  return n;
-}
-
-export function bigIntToAddress(n: bigint, family: 4 | 6): string {
-  const len = family === 4 ? 4 : 16;
-  const bytes: number[] = new Array(len);
-  for (let i = len - 1; i >= 0; i--) {
-    bytes[i] = Number(n & 0xffn);
-    n >>= 8n;
-  }
-  return ipaddr.fromByteArray(bytes).toString();
-}
-
-/**
- * Reads one IP or CIDR (v4 or v6) with the strict parser of lib/ipaddr.ts; null when it is not one.
- * Host bits are cleared and IPv4-mapped IPv6 becomes IPv4.
- */
-export function readNetwork(text: string): Network | null {
-  let addr: IpAddress;
-  let prefix: number;
-  if (text.includes('/')) {
-    const cidr = parseCidr(text);
-    if (!cidr) return null;
-    [addr, prefix] = cidr;
-  } else {
-    const ip = parseIp(text);
-    if (!ip) return null;
-    addr = ip;
-    prefix = addr.kind() === 'ipv4' ? 32 : 128;
-  }
-  if (addr.kind() === 'ipv6' && (addr as IPv6Address).isIPv4MappedAddress()) {
-    if (prefix < 96) return null;
-    addr = (addr as IPv6Address).toIPv4Address();
-    prefix -= 96;
-  }
-  const family: 4 | 6 = addr.kind() === 'ipv4' ? 4 : 6;
-  const width = BigInt(bits(family));
-  const mask = ((1n << width) - 1n) ^ ((1n << (width - BigInt(prefix))) - 1n);
-  const start = toBigInt(addr.toByteArray()) & mask;
-  const host = bigIntToAddress(start, family);
-  return { text: prefix === bits(family) ? host : `${host}/${prefix}`, family, start, prefix };
-}
 
 /** Parses one IP or CIDR from a request; throws an InputError naming the `ip` field and the text. */
 export function parseNetwork(raw: unknown): Network {
@@ -82,21 +27,11 @@ export function refuseEverything(net: Network): string | null {
   return `ip: ${net.text} covers every ${net.family === 4 ? 'IPv4' : 'IPv6'} address, so it would block everything`;
 }
 
-/** The last address of a network, as an integer. */
 const LOOPBACK = [readNetwork('127.0.0.0/8')!, readNetwork('::1')!];
 
 /** True for an address or range inside 127.0.0.0/8 or ::1: this host talking to itself. */
 export function isLoopback(net: Network): boolean {
   return LOOPBACK.some((l) => contains(l, net));
-}
-
-export function networkEnd(n: Network): bigint {
-  return n.start | ((1n << BigInt(bits(n.family) - n.prefix)) - 1n);
-}
-
-export function contains(outer: Network, inner: Network): boolean {
-  if (outer.family !== inner.family || outer.prefix > inner.prefix) return false;
-  return inner.start >= outer.start && networkEnd(inner) <= networkEnd(outer);
 }
 
 /** The /24 (v4) or /64 (v6) an address belongs to, for prefix bans. */

@@ -1,3 +1,4 @@
+import type { CheckinBan } from '@palisade/protocol/checkin';
 import type { BlacklistJob } from '@palisade/protocol/control-schemas/standalone';
 import type { AlertEvent } from '../alerter/alerter.js';
 import { InputError, type Network, parseAddress, sharedPrefix } from '../lib/net.js';
@@ -58,6 +59,8 @@ export class AttackResponse {
     /** True when bans reach a firewall (not monitor-only). */
     private readonly enforcing: boolean,
     private readonly currentRates: () => Rates,
+    /** Told of each address banned here, for the check-ins (docs/protection.md, "Fleet policies"). */
+    private readonly onBan: (ban: CheckinBan) => void = () => {},
   ) {
     this.log = new AttackLog(ctx.store.json('attacks.json', {}), alert);
     this.offencesFile = ctx.store.json<Offences>('offences.json', {});
@@ -102,8 +105,17 @@ export class AttackResponse {
       const net = parseAddress(src.ip);
       if (!net) continue;
       const r = this.ban(net, `${s.kind} ${attack.id}`, s.now, s.banS);
-      if (r === 'banned') outcome.banned++;
-      else if (r === 'allowed') outcome.kept++;
+      if (r !== 'allowed' && r !== 'already') {
+        outcome.banned++;
+        this.onBan({
+          ip: net.text,
+          kind: s.kind,
+          attack_id: String(attack.id),
+          pattern: s.kind === 'log_pattern' ? (s.target ?? null) : null,
+          at: s.now,
+          ttl_s: r.ttlS,
+        });
+      } else if (r === 'allowed') outcome.kept++;
     }
     const enforce = this.enforcing ? '' : ' (monitor-only: not enforced)';
     const banned = attack.sources.length - outcome.kept;
@@ -115,7 +127,7 @@ export class AttackResponse {
   }
 
   /** Bans one address for a growing time; may ban its /24 or /64 when many neighbours are banned too. */
-  private ban(net: Network, why: string, now: number, baseS?: number): 'banned' | 'allowed' | 'already' {
+  private ban(net: Network, why: string, now: number, baseS?: number): { ttlS: number } | 'allowed' | 'already' {
     if (this.guard.isAllowed(net)) return 'allowed';
     const settings = this.ctx.settings();
     const black = this.book.blacklist;
@@ -128,12 +140,8 @@ export class AttackResponse {
     this.offences.set(net.text, { count, last_at: now });
     if (this.offences.size > 50_000) this.offences.delete(this.offences.keys().next().value!);
     const base = baseS ?? settings.banS;
-    const ttl = Math.min(settings.banMaxS, base * 2 ** Math.min(count - 1, 30));
-    black.add(
-      { net, note: `${why}${count > 1 ? ` (offence ${count})` : ''}`, ttl_s: Math.max(1, Math.round(ttl)) },
-      'attack',
-      now,
-    );
+    const ttlS = Math.max(1, Math.round(Math.min(settings.banMaxS, base * 2 ** Math.min(count - 1, 30))));
+    black.add({ net, note: `${why}${count > 1 ? ` (offence ${count})` : ''}`, ttl_s: ttlS }, 'attack', now);
     this.offencesFile.write(Object.fromEntries(this.offences));
     if (settings.prefixBanAt > 0) {
       const prefix = sharedPrefix(net);
@@ -160,7 +168,7 @@ export class AttackResponse {
         }
       }
     }
-    return 'banned';
+    return { ttlS };
   }
 
   /** The /metrics part. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { CheckinBan } from '@palisade/protocol/checkin';
 import {
   type AutofetchToggleBody,
   type Baseline as BaselineData,
@@ -55,6 +56,8 @@ export interface EngineOptions {
   consoleUrl: () => string | null;
   /** Tests pass a firewall; otherwise `settings.backend` chooses. */
   firewall?: Firewall;
+  /** Told of each address the engine bans on its own (the check-ins report them). */
+  onBan?: (ban: CheckinBan) => void;
 }
 
 /**
@@ -112,6 +115,7 @@ export class ProtectionEngine implements ProtectionProvider {
       o.alert,
       firewall.kind === 'nftables',
       () => this.detection.rates,
+      o.onBan,
     );
     this.patterns = new PatternWatch(this.ctx, this.response);
     this.detection = new Detection(this.ctx, this.book, this.guard, this.response);

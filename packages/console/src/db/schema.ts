@@ -157,6 +157,60 @@ export interface AuditLogTable {
   outcome: string;
 }
 
+/** docs/protection.md, "Fleet policies". */
+export interface FleetPoliciesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  trigger: 'attack' | 'pattern' | 'any';
+  scope_kind: 'all' | 'tags' | 'product';
+  scope_tags: string | null; // comma-separated server tags (a tag never holds a comma)
+  scope_product_id: number | null;
+  duration_s: number | null; // null: as long as the first server's ban
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FleetEntriesTable {
+  id: Generated<number>;
+  account_id: number;
+  list: 'black' | 'white';
+  address: string; // canonical IP or CIDR (packages/protocol/src/networks.ts)
+  reason: string;
+  origin_kind: 'attack' | 'pattern' | 'manual';
+  origin_server_id: number | null;
+  origin_server_name: string | null;
+  origin_event: string | null;
+  policy_id: number | null;
+  scope_kind: 'all' | 'tags' | 'product';
+  scope_tags: string | null;
+  scope_product_id: number | null;
+  created_by: string;
+  created_at: number;
+  expires_at: number | null;
+  lifted_at: number | null;
+  lifted_by: string | null;
+  active_key: string | null;
+}
+
+export interface FleetApplicationsTable {
+  id: Generated<number>;
+  entry_id: number;
+  server_id: number;
+  account_id: number;
+  want: 'present' | 'absent';
+  force: number; // 1: removed even when the server had the address before the fleet entry
+  state: 'pending' | 'applied' | 'failed';
+  reason: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  locked_until: number;
+  applied_at: number | null;
+  preexisting: number; // 1: the server held the address already, so leaving the scope keeps it
+  updated_at: number;
+}
+
 export interface SamplesTable {
   id: Generated<number>;
   server_id: number;
@@ -379,6 +433,9 @@ export interface DB {
   servers: ServersTable;
   samples: SamplesTable;
   audit_log: AuditLogTable;
+  fleet_policies: FleetPoliciesTable;
+  fleet_entries: FleetEntriesTable;
+  fleet_applications: FleetApplicationsTable;
   benchmark_runs: BenchmarkRunsTable;
   link_holders: LinkHoldersTable;
   link_relay_messages: LinkRelayMessagesTable;

@@ -127,6 +127,43 @@ export function createAuditService({ db, clock }: { db: Database; clock: () => n
       });
     },
 
+    /**
+     * A fleet change (docs/protection.md, "Fleet policies"): a policy or list entry changed by a
+     * user, or an entry applied to or removed from one server by the console for a policy.
+     */
+    async fleet(input: {
+      accountId: number;
+      action: Exclude<AuditAction, 'control.write'>;
+      actor: { kind: AuditLogTable['actor_kind']; id: number | null; label: string };
+      ip: string | null;
+      server?: { id: number; name: string };
+      method?: string;
+      path?: string;
+      summary: string;
+      status: number;
+      outcome: string;
+    }) {
+      await insertAuditEntry(db, {
+        account_id: input.accountId,
+        at: clock(),
+        actor_kind: input.actor.kind,
+        actor_id: input.actor.id,
+        actor: input.actor.label,
+        ip: input.ip,
+        action: input.action,
+        server_id: input.server?.id ?? null,
+        server_name: input.server?.name ?? null,
+        method: input.method ?? null,
+        path: input.path ?? null,
+        summary:
+          input.summary.length > AUDIT_SUMMARY_MAX
+            ? `${input.summary.slice(0, AUDIT_SUMMARY_MAX - 1)}…`
+            : input.summary,
+        status: input.status,
+        outcome: input.outcome.slice(0, 300),
+      });
+    },
+
     /** A page of an account's entries, newest first (docs/api.md, "Lists that page"). */
     async list(accountId: number, page: PageRequest): Promise<AuditPage> {
       const { items, next_cursor, total } = await listAuditEntries(db, accountId, page);

@@ -1,5 +1,6 @@
 import {
   type CheckinAnswer,
+  type CheckinBan,
   type CheckinSample,
   checkinRequestSchema,
   hashToken,
@@ -74,6 +75,12 @@ function activeAttacks(value: unknown): number | null {
 /** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
 export type JobSource = (serverId: number) => Promise<CheckinAnswer['jobs']>;
 
+/** Told of each check-in once it is stored, with the bans it reported (fleet policies plug in here). */
+export type CheckinListener = (
+  server: { id: number; account_id: number; name: string },
+  bans: CheckinBan[],
+) => Promise<void>;
+
 export function createCheckinsService({
   db,
   clock,
@@ -84,10 +91,15 @@ export function createCheckinsService({
   config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
 }) {
   const jobSources: JobSource[] = [];
+  const listeners: CheckinListener[] = [];
 
   return {
     addJobSource(source: JobSource) {
       jobSources.push(source);
+    },
+
+    addListener(listener: CheckinListener) {
+      listeners.push(listener);
     },
 
     /** Stores facts and the sample, refreshes the score, and answers the interval and pending jobs. */
@@ -142,6 +154,8 @@ export function createCheckinsService({
           attacks_active: activeAttacks(input.sample.attacks_active),
         });
       });
+      const who = { id: Number(server.id), account_id: Number(server.account_id), name: server.name };
+      for (const listener of listeners) await listener(who, input.bans ?? []);
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
       const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };
       return answer;

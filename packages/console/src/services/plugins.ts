@@ -14,6 +14,7 @@ import { type BenchmarksService, createBenchmarksService } from './benchmarks.se
 import { type CatalogService, createCatalogService } from './catalog.service.js';
 import { type CheckinsService, createCheckinsService } from './checkins.service.js';
 import { createEnrolmentService, type EnrolmentService } from './enrolment.service.js';
+import { createFleetService, type FleetService } from './fleet-protection/index.js';
 import { createHealthService, type HealthService } from './health.service.js';
 import { createHousekeepingService, type HousekeepingService } from './housekeeping.service.js';
 import { createNotificationsService, type NotificationsService } from './notifications.service.js';
@@ -47,6 +48,7 @@ export interface Services {
   alerts: AlertsService;
   housekeeping: HousekeepingService;
   audit: AuditService;
+  fleet: FleetService;
   health: HealthService;
 }
 
@@ -111,6 +113,11 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   }),
   define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
   define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
+  define('fleet', ['servers', 'audit', 'checkins'], ({ db, clock }, s) => {
+    const fleet = createFleetService({ db, clock, servers: s.servers, audit: s.audit });
+    s.checkins.addListener((server, bans) => fleet.checkedIn(server, bans)); // bans reported in check-ins propagate
+    return fleet;
+  }),
   define('health', [], ({ db, clock }) => createHealthService({ db, clock })),
 ];
 

@@ -9,6 +9,7 @@ import { invalidate } from '../lib/query';
 import { Layout } from './layout';
 import { RegisterPage, SignInPage, safeNext } from './pages/auth-pages';
 import { AddServerPage, FleetPage } from './pages/fleet-pages';
+import { FleetProtectionPage } from './pages/fleet-protection-page';
 import { NotFoundPage } from './pages/not-found-page';
 import { SERVER_TABS, ServerPage, type ServerTab } from './pages/server-page';
 import { SETTINGS_TABS, SettingsPage, type SettingsTab } from './pages/settings-pages';
@@ -73,6 +74,7 @@ function DashboardRoutes({ me }: { me: Me }) {
         <Route caseSensitive path=":section" element={<ProtectionRoute me={me} />} />
       </Route>
       <Route caseSensitive path="/dashboard/servers/:id/:tab" element={<ServerRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/protection" element={<FleetProtectionPage />} />
       <Route caseSensitive path="/dashboard/tickets" element={<TicketsPage />} />
       <Route caseSensitive path="/dashboard/tickets/new" element={<NewTicketPage />} />
       <Route caseSensitive path="/dashboard/tickets/:id" element={<TicketRoute admin={false} />} />

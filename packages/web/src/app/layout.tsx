@@ -99,6 +99,9 @@ export function Layout({ me, children }: { me: Me | null; children: ReactNode })
               <NavLink to="/dashboard" match={(p) => p === '/dashboard' || p.startsWith('/dashboard/servers')}>
                 Fleet
               </NavLink>
+              <NavLink to="/dashboard/protection" match={(p) => p.startsWith('/dashboard/protection')}>
+                Protection
+              </NavLink>
               <NavLink to="/dashboard/tickets" match={(p) => p.startsWith('/dashboard/tickets')}>
                 Tickets
               </NavLink>

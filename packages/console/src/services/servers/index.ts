@@ -48,7 +48,7 @@ export type { AgentTarget, ConnectionCheck } from './agent-client.js';
 export { HISTORY_RANGES, type HistoryRange } from './history.js';
 export type { ProxiedAnswer } from './proxy.js';
 export { type ServerState, serverState } from './state.js';
-export { ONLINE_WINDOW_MS, runView, serverFacts, storedReport } from './views.js';
+export { ONLINE_WINDOW_MS, runView, serverFacts, serverTags, storedReport } from './views.js';
 
 export interface NewServer {
   product_id: number;
@@ -417,6 +417,15 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
     ): Promise<ProxiedAnswer> {
       const row = await serverFor(viewer, id, method === 'GET' ? 'control.read' : 'control.edit');
       return proxy.control(row, method, path, body, query);
+    },
+
+    /**
+     * A control call the console makes itself for the account's fleet policies (docs/protection.md,
+     * "Fleet policies"), through the same proxy as a user's: no viewer, so no permission check; the
+     * server must be the account's.
+     */
+    async fleetControl(accountId: number, id: number, method: string, path: ControlPath, body: Buffer | undefined) {
+      return proxy.control(await requireServer(accountId, id), method, path, body, '');
     },
 
     /** One section of the dashboard's server page. */

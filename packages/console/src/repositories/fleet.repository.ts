@@ -1,0 +1,305 @@
+import type { Insertable, Updateable } from 'kysely';
+import type { Database, FleetApplicationsTable, FleetEntriesTable, FleetPoliciesTable } from '../db/schema.js';
+
+// ---- policies ----
+
+export const listPolicies = (db: Database, accountId: number) =>
+  db.selectFrom('fleet_policies').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+
+export const findPolicy = (db: Database, accountId: number, id: number) =>
+  db
+    .selectFrom('fleet_policies')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+
+export async function insertPolicy(db: Database, row: Insertable<FleetPoliciesTable>) {
+  const { id } = await db.insertInto('fleet_policies').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(id);
+}
+
+export async function updatePolicy(db: Database, id: number, fields: Updateable<FleetPoliciesTable>) {
+  await db.updateTable('fleet_policies').set(fields).where('id', '=', id).execute();
+}
+
+export async function deletePolicy(db: Database, accountId: number, id: number) {
+  const res = await db
+    .deleteFrom('fleet_policies')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+// ---- the servers a scope may name ----
+
+/** Each of the account's servers with what a scope selects by. */
+export const scopeServers = (db: Database, accountId: number) =>
+  db
+    .selectFrom('servers')
+    .select(['id', 'name', 'tags', 'product_id'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
+
+// ---- entries ----
+
+/** Inserts an entry in force; null when one for the same account, list and address already is. */
+export async function insertEntry(db: Database, row: Insertable<FleetEntriesTable>): Promise<number | null> {
+  const inserted = await db
+    .insertInto('fleet_entries')
+    .values(row)
+    .onConflict((oc) => oc.column('active_key').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted ? Number(inserted.id) : null;
+}
+
+export const findEntry = (db: Database, accountId: number, id: number) =>
+  db
+    .selectFrom('fleet_entries')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+
+export const findActiveEntry = (db: Database, activeKey: string) =>
+  db.selectFrom('fleet_entries').selectAll().where('active_key', '=', activeKey).executeTakeFirst();
+
+/** The account's entries in force (of one list, or both), newest first. */
+export function listActiveEntries(db: Database, accountId: number, list?: FleetEntriesTable['list']) {
+  let q = db
+    .selectFrom('fleet_entries')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('active_key', 'is not', null);
+  if (list) q = q.where('list', '=', list);
+  return q.orderBy('id', 'desc').execute();
+}
+
+export const entriesOfPolicy = (db: Database, policyId: number) =>
+  db
+    .selectFrom('fleet_entries')
+    .selectAll()
+    .where('policy_id', '=', policyId)
+    .where('active_key', 'is not', null)
+    .execute();
+
+/** Entries in force whose time is up: they no longer count (each agent drops them by their ttl). */
+export async function retireExpiredEntries(db: Database, now: number) {
+  await db
+    .updateTable('fleet_entries')
+    .set({ active_key: null })
+    .where('active_key', 'is not', null)
+    .where('expires_at', '<=', now)
+    .execute();
+}
+
+/** Takes an entry out of force; false when it already was. */
+export async function liftEntry(db: Database, id: number, now: number, by: string) {
+  const res = await db
+    .updateTable('fleet_entries')
+    .set({ active_key: null, lifted_at: now, lifted_by: by })
+    .where('id', '=', id)
+    .where('active_key', 'is not', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+// ---- applications: one entry on one server ----
+
+/** Asks for the entry on these servers (again, when it had been dropped there). */
+export async function wantPresent(db: Database, accountId: number, entryId: number, serverIds: number[], now: number) {
+  for (const serverId of serverIds) {
+    await db
+      .insertInto('fleet_applications')
+      .values({
+        entry_id: entryId,
+        server_id: serverId,
+        account_id: accountId,
+        want: 'present',
+        force: 0,
+        state: 'pending',
+        reason: null,
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: 0,
+        applied_at: null,
+        preexisting: 0,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['entry_id', 'server_id']).doUpdateSet({
+          want: 'present',
+          state: 'pending',
+          reason: null,
+          attempts: 0,
+          next_attempt_at: now,
+          updated_at: now,
+        }),
+      )
+      .execute();
+  }
+}
+
+/** Asks these servers (all of the entry's when none are named) to drop the entry. */
+export async function wantAbsent(
+  db: Database,
+  entryId: number,
+  now: number,
+  opts: { serverIds?: number[]; force: boolean },
+) {
+  let q = db
+    .updateTable('fleet_applications')
+    .set({
+      want: 'absent',
+      force: opts.force ? 1 : 0,
+      state: 'pending',
+      reason: null,
+      attempts: 0,
+      next_attempt_at: now,
+      updated_at: now,
+    })
+    .where('entry_id', '=', entryId)
+    .where('want', '=', 'present');
+  if (opts.serverIds) {
+    if (opts.serverIds.length === 0) return;
+    q = q.where('server_id', 'in', opts.serverIds);
+  }
+  await q.execute();
+}
+
+/** Asks one server to drop the address even if it had it of its own (lifting it everywhere). */
+export async function wantAbsentForced(
+  db: Database,
+  accountId: number,
+  entryId: number,
+  serverId: number,
+  now: number,
+) {
+  await db
+    .insertInto('fleet_applications')
+    .values({
+      entry_id: entryId,
+      server_id: serverId,
+      account_id: accountId,
+      want: 'absent',
+      force: 1,
+      state: 'pending',
+      reason: null,
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: 0,
+      applied_at: null,
+      preexisting: 1,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc.columns(['entry_id', 'server_id']).doUpdateSet({
+        want: 'absent',
+        force: 1,
+        state: 'pending',
+        reason: null,
+        attempts: 0,
+        next_attempt_at: now,
+        updated_at: now,
+      }),
+    )
+    .execute();
+}
+
+/** A server that checked in is tried again at once for everything it missed. */
+export async function retryServerNow(db: Database, serverId: number, now: number) {
+  await db
+    .updateTable('fleet_applications')
+    .set({ next_attempt_at: now })
+    .where('server_id', '=', serverId)
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '>', now)
+    .execute();
+}
+
+/** Applications waiting for their turn, oldest first, with their entry. */
+export const dueApplications = (db: Database, now: number, limit: number) =>
+  db
+    .selectFrom('fleet_applications as a')
+    .innerJoin('fleet_entries as e', 'e.id', 'a.entry_id')
+    .select([
+      'a.id',
+      'a.server_id',
+      'a.account_id',
+      'a.want',
+      'a.force',
+      'a.attempts',
+      'a.preexisting',
+      'e.id as entry_id',
+      'e.list',
+      'e.address',
+      'e.reason',
+      'e.policy_id',
+      'e.created_by',
+      'e.expires_at',
+      'e.lifted_by',
+    ])
+    .where('a.state', '=', 'pending')
+    .where('a.next_attempt_at', '<=', now)
+    .where('a.locked_until', '<=', now)
+    .orderBy('a.next_attempt_at')
+    .orderBy('a.id')
+    .limit(limit)
+    .execute();
+
+/** Claims one application until `until`; false when another process has it (each is applied once). */
+export async function claimApplication(db: Database, id: number, now: number, until: number) {
+  const res = await db
+    .updateTable('fleet_applications')
+    .set({ locked_until: until })
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .where('locked_until', '<=', now)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * Stores what applying `want` came to and frees the claim. When the wish changed meanwhile (lifted
+ * while being added), only the claim is freed, so the new wish is worked next.
+ */
+export async function finishApplication(
+  db: Database,
+  id: number,
+  want: FleetApplicationsTable['want'],
+  fields: Updateable<FleetApplicationsTable>,
+) {
+  const res = await db
+    .updateTable('fleet_applications')
+    .set({ ...fields, locked_until: 0 })
+    .where('id', '=', id)
+    .where('want', '=', want)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0)
+    await db.updateTable('fleet_applications').set({ locked_until: 0 }).where('id', '=', id).execute();
+}
+
+/** Each entry's applications with the server's name. */
+export const applicationsOf = (db: Database, entryIds: number[]) =>
+  entryIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('fleet_applications as a')
+        .innerJoin('servers as s', 's.id', 'a.server_id')
+        .select([
+          'a.entry_id',
+          'a.server_id',
+          's.name as server_name',
+          'a.want',
+          'a.state',
+          'a.reason',
+          'a.attempts',
+          'a.next_attempt_at',
+          'a.applied_at',
+        ])
+        .where('a.entry_id', 'in', entryIds)
+        .orderBy('a.server_id')
+        .execute();

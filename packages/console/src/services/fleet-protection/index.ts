@@ -1,0 +1,428 @@
+import type { CheckinBan, FleetAddress, FleetEntryInput, FleetPolicyInput, FleetScope } from '@palisade/protocol';
+import { overlaps, readNetwork } from '@palisade/protocol/networks';
+import type { AuditLogTable, Database, FleetEntriesTable } from '../../db/schema.js';
+import { conflict, notFound } from '../../errors.js';
+import {
+  applicationsOf,
+  deletePolicy,
+  entriesOfPolicy,
+  findEntry,
+  findPolicy,
+  insertEntry,
+  insertPolicy,
+  liftEntry,
+  listActiveEntries,
+  listPolicies,
+  retireExpiredEntries,
+  retryServerNow,
+  scopeServers,
+  updatePolicy,
+  wantAbsent,
+  wantAbsentForced,
+  wantPresent,
+} from '../../repositories/fleet.repository.js';
+import { findProduct } from '../../repositories/products.repository.js';
+import { requirePermission } from '../accounts.service.js';
+import type { AuditService } from '../audit.service.js';
+import { type ServersService, serverTags } from '../servers/index.js';
+import { createPropagator } from './propagation.js';
+import {
+  activeKey,
+  applicationView,
+  type EntryRow,
+  entryView,
+  inScope,
+  parseIp,
+  policyView,
+  type Scope,
+  scopeOf,
+  tagsText,
+  triggerMatches,
+} from './views.js';
+
+/** Who changed something: the session's account, for the audit log. */
+export interface FleetActor {
+  accountId: number;
+  /** The account's permissions: every fleet change needs `control.edit`, as a control write does. */
+  permissions: string;
+  kind: AuditLogTable['actor_kind'];
+  id: number | null;
+  label: string;
+  ip: string | null;
+}
+
+/**
+ * Fleet-wide protection (docs/protection.md, "Fleet policies"): policies that carry one server's ban
+ * to the others in their scope, the fleet blacklist and whitelist, and the propagation of every
+ * entry to each server through the control proxy, retried until the server answers, each once.
+ */
+export function createFleetService({
+  db,
+  clock,
+  servers,
+  audit,
+}: {
+  db: Database;
+  clock: () => number;
+  servers: ServersService;
+  audit: AuditService;
+}) {
+  /** The account's servers a scope selects. */
+  async function targets(accountId: number, scope: Scope) {
+    return (await scopeServers(db, accountId))
+      .filter((s) => inScope(scope, s))
+      .map((s) => ({ id: Number(s.id), name: s.name }));
+  }
+
+  /** A product or tag the account does not have is 404, like another account's. */
+  async function checkScope(accountId: number, scope: Scope) {
+    if (scope.scope === 'product' && !(await findProduct(db, accountId, scope.product_id!))) throw notFound('product');
+    if (scope.scope === 'tags') {
+      const known = new Set((await scopeServers(db, accountId)).flatMap((s) => serverTags(s.tags)));
+      const missing = scope.tags.find((t) => !known.has(t));
+      if (missing) throw notFound(`tag "${missing}"`);
+    }
+  }
+
+  const scopeInput = (input: { scope: FleetScope; tags?: string[]; product_id?: number }): Scope => ({
+    scope: input.scope,
+    tags: input.scope === 'tags' ? (input.tags ?? []) : [],
+    product_id: input.scope === 'product' ? (input.product_id ?? null) : null,
+  });
+
+  async function views(rows: EntryRow[]) {
+    const apps = await applicationsOf(
+      db,
+      rows.map((r) => Number(r.id)),
+    );
+    return rows.map((r) => {
+      const own = apps.filter((a) => Number(a.entry_id) === Number(r.id));
+      return { entry: entryView(r, own), servers: own.map(applicationView) };
+    });
+  }
+
+  async function requirePolicy(accountId: number, id: number) {
+    const row = await findPolicy(db, accountId, id);
+    if (!row) throw notFound('fleet policy');
+    return row;
+  }
+
+  const logChange = (
+    actor: FleetActor,
+    action: 'fleet.policy' | 'fleet.entry',
+    method: string,
+    path: string,
+    summary: string,
+    status: number,
+  ) =>
+    audit.fleet({
+      accountId: actor.accountId,
+      action,
+      actor: { kind: actor.kind, id: actor.id, label: actor.label },
+      ip: actor.ip,
+      method,
+      path,
+      summary,
+      status,
+      outcome: 'done',
+    });
+
+  /** Makes the servers that should hold a policy entry hold it, and the others drop it (keeping their own). */
+  async function reconcilePolicyEntries(accountId: number, policyId: number, scope: Scope) {
+    const now = clock();
+    const all = await targets(accountId, scope);
+    for (const entry of await entriesOfPolicy(db, policyId)) {
+      const wanted = new Set(all.map((s) => s.id).filter((id) => id !== Number(entry.origin_server_id)));
+      const present = new Set(
+        (await applicationsOf(db, [Number(entry.id)]))
+          .filter((a) => a.want === 'present')
+          .map((a) => Number(a.server_id)),
+      );
+      await wantPresent(
+        db,
+        accountId,
+        Number(entry.id),
+        [...wanted].filter((id) => !present.has(id)),
+        now,
+      );
+      await wantAbsent(db, Number(entry.id), now, {
+        serverIds: [...present].filter((id) => !wanted.has(id)),
+        force: false,
+      });
+    }
+  }
+
+  /** Creates an entry in force and asks each target for it; null when the address already has one. */
+  async function createEntry(
+    accountId: number,
+    row: Omit<FleetEntriesTable, 'id' | 'account_id' | 'active_key' | 'lifted_at' | 'lifted_by' | 'address'> & {
+      address: string;
+    },
+    to: number[],
+  ): Promise<number | null> {
+    const now = clock();
+    await retireExpiredEntries(db, now);
+    const id = await insertEntry(db, {
+      ...row,
+      account_id: accountId,
+      lifted_at: null,
+      lifted_by: null,
+      active_key: activeKey(accountId, row.list, row.address),
+    });
+    if (id === null) return null;
+    await wantPresent(db, accountId, id, to, now);
+    kick();
+    return id;
+  }
+
+  const propagator = createPropagator({ db, clock, servers, audit });
+  const kick = () => propagator.kick();
+
+  return {
+    // ---- policies ----
+    async listPolicies(accountId: number) {
+      return (await listPolicies(db, accountId)).map(policyView);
+    },
+
+    async createPolicy(actor: FleetActor, input: FleetPolicyInput) {
+      requirePermission(actor, 'control.edit');
+      const scope = scopeInput(input);
+      await checkScope(actor.accountId, scope);
+      const now = clock();
+      const id = await insertPolicy(db, {
+        account_id: actor.accountId,
+        name: input.name,
+        trigger: input.trigger,
+        scope_kind: scope.scope,
+        scope_tags: tagsText(scope.tags),
+        scope_product_id: scope.product_id,
+        duration_s: input.duration_s,
+        enabled: input.enabled ? 1 : 0,
+        created_at: now,
+        updated_at: now,
+      });
+      await logChange(
+        actor,
+        'fleet.policy',
+        'POST',
+        'fleet/policies',
+        `added policy ${id}: ${JSON.stringify(input)}`,
+        201,
+      );
+      return policyView(await requirePolicy(actor.accountId, id));
+    },
+
+    async updatePolicy(actor: FleetActor, id: number, input: FleetPolicyInput) {
+      await requirePolicy(actor.accountId, id);
+      requirePermission(actor, 'control.edit');
+      const scope = scopeInput(input);
+      await checkScope(actor.accountId, scope);
+      await updatePolicy(db, id, {
+        name: input.name,
+        trigger: input.trigger,
+        scope_kind: scope.scope,
+        scope_tags: tagsText(scope.tags),
+        scope_product_id: scope.product_id,
+        duration_s: input.duration_s,
+        enabled: input.enabled ? 1 : 0,
+        updated_at: clock(),
+      });
+      await reconcilePolicyEntries(actor.accountId, id, scope);
+      kick();
+      await logChange(actor, 'fleet.policy', 'PATCH', `fleet/policies/${id}`, JSON.stringify(input), 200);
+      return policyView(await requirePolicy(actor.accountId, id));
+    },
+
+    async deletePolicy(actor: FleetActor, id: number) {
+      await requirePolicy(actor.accountId, id);
+      requirePermission(actor, 'control.edit');
+      if (!(await deletePolicy(db, actor.accountId, id))) throw notFound('fleet policy');
+      await logChange(actor, 'fleet.policy', 'DELETE', `fleet/policies/${id}`, `removed policy ${id}`, 200);
+    },
+
+    // ---- the fleet lists ----
+    async listEntries(accountId: number, list?: FleetEntriesTable['list']) {
+      await retireExpiredEntries(db, clock());
+      return (await views(await listActiveEntries(db, accountId, list))).map((v) => v.entry);
+    },
+
+    /**
+     * Adds an entry to the fleet blacklist or whitelist: refused as the agents would refuse it (not
+     * an address, every address), and a blacklist entry the fleet whitelist holds is refused, since
+     * the whitelist would win on every server anyway.
+     */
+    async addEntry(actor: FleetActor, input: FleetEntryInput) {
+      requirePermission(actor, 'control.edit');
+      const net = parseIp(input.ip);
+      const scope = scopeInput(input);
+      await checkScope(actor.accountId, scope);
+      const now = clock();
+      if (input.list === 'black') {
+        const white = (await listActiveEntries(db, actor.accountId, 'white')).find((e) => {
+          const other = readNetwork(e.address);
+          return other !== null && overlaps(other, net);
+        });
+        if (white)
+          throw conflict(
+            `ip: ${net.text} is on the fleet whitelist (${white.address}, entry ${white.id}); the whitelist always wins, so lift that first`,
+          );
+      }
+      const to = (await targets(actor.accountId, scope)).map((s) => s.id);
+      const id = await createEntry(
+        actor.accountId,
+        {
+          list: input.list,
+          address: net.text,
+          reason: input.reason || 'added to the fleet list',
+          origin_kind: 'manual',
+          origin_server_id: null,
+          origin_server_name: null,
+          origin_event: null,
+          policy_id: null,
+          scope_kind: scope.scope,
+          scope_tags: tagsText(scope.tags),
+          scope_product_id: scope.product_id,
+          created_by: actor.label,
+          created_at: now,
+          expires_at: input.ttl_s ? now + input.ttl_s * 1000 : null,
+        },
+        to,
+      );
+      if (id === null) throw conflict(`ip: ${net.text} is already on the fleet ${input.list}list`);
+      await logChange(actor, 'fleet.entry', 'POST', 'fleet/entries', JSON.stringify({ ...input, ip: net.text }), 201);
+      const row = (await findEntry(db, actor.accountId, id)) as EntryRow;
+      return (await views([row]))[0]!.entry;
+    },
+
+    /** Lifts one entry from every server that holds it (their own entries for it too). */
+    async liftEntry(actor: FleetActor, id: number) {
+      const row = await findEntry(db, actor.accountId, id);
+      if (!row) throw notFound('fleet entry');
+      requirePermission(actor, 'control.edit');
+      await lift(actor, row as EntryRow);
+      return (await views([(await findEntry(db, actor.accountId, id)) as EntryRow]))[0]!.entry;
+    },
+
+    /** Which servers block an address through the fleet, since when, and why. */
+    async address(accountId: number, ip: string): Promise<FleetAddress> {
+      const net = parseIp(ip);
+      await retireExpiredEntries(db, clock());
+      const rows = (await listActiveEntries(db, accountId)).filter((e) => {
+        const other = readNetwork(e.address);
+        return other !== null && overlaps(other, net);
+      });
+      return {
+        ip: net.text,
+        entries: (await views(rows)).map(({ entry, servers: s }) => ({ ...entry, servers: s })),
+      };
+    },
+
+    /** One action to lift an address everywhere: every fleet blacklist entry holding it. */
+    async liftAddress(actor: FleetActor, ip: string) {
+      requirePermission(actor, 'control.edit');
+      const net = parseIp(ip);
+      const rows = (await listActiveEntries(db, actor.accountId, 'black')).filter((e) => {
+        const other = readNetwork(e.address);
+        return other !== null && overlaps(other, net);
+      });
+      for (const row of rows) await lift(actor, row as EntryRow);
+      return { lifted: rows.length };
+    },
+
+    // ---- propagation ----
+
+    /**
+     * A check-in arrived: the server gets at once what it missed, and each ban it reported that a
+     * policy covers becomes a fleet entry for the other servers in scope, unless the address already
+     * has one (a ban the fleet put there, reported back, is never propagated again) or the fleet
+     * whitelist holds it.
+     */
+    async checkedIn(server: { id: number; account_id: number; name: string }, bans: CheckinBan[]) {
+      await retryServerNow(db, server.id, clock());
+      if (bans.length === 0) return;
+      const policies = (await listPolicies(db, server.account_id)).filter((p) => Number(p.enabled) === 1);
+      if (policies.length === 0) return;
+      const all = await scopeServers(db, server.account_id);
+      const me = all.find((s) => Number(s.id) === server.id);
+      if (!me) return;
+      await retireExpiredEntries(db, clock());
+      const held = (await listActiveEntries(db, server.account_id)).map((e) => ({
+        list: e.list,
+        net: readNetwork(e.address),
+      }));
+      for (const ban of bans) {
+        const net = readNetwork(ban.ip);
+        if (!net || net.prefix === 0) continue;
+        if (held.some((h) => h.net !== null && overlaps(h.net, net))) continue;
+        const policy = policies.find((p) => triggerMatches(p.trigger, ban) && inScope(scopeOf(p), me));
+        if (!policy) continue;
+        const scope = scopeOf(policy);
+        const to = all.filter((s) => Number(s.id) !== server.id && inScope(scope, s)).map((s) => Number(s.id));
+        const now = clock();
+        const ttlS = policy.duration_s === null ? ban.ttl_s : Number(policy.duration_s);
+        const event =
+          ban.kind === 'log_pattern'
+            ? `pattern ${ban.pattern ?? '?'}`
+            : `${ban.kind} attack ${ban.attack_id ?? ''}`.trim();
+        const id = await createEntry(
+          server.account_id,
+          {
+            list: 'black',
+            address: net.text,
+            reason: `${event} on ${server.name}`.slice(0, 180),
+            origin_kind: ban.kind === 'log_pattern' ? 'pattern' : 'attack',
+            origin_server_id: server.id,
+            origin_server_name: server.name,
+            origin_event: event.slice(0, 200),
+            policy_id: Number(policy.id),
+            scope_kind: scope.scope,
+            scope_tags: tagsText(scope.tags),
+            scope_product_id: scope.product_id,
+            created_by: `fleet policy ${policy.id}`,
+            created_at: now,
+            expires_at: Math.min(ban.at, now) + ttlS * 1000,
+          },
+          to,
+        );
+        held.push({ list: 'black', net });
+        if (id === null) continue; // another process heard of it first: propagated once
+        await audit.fleet({
+          accountId: server.account_id,
+          action: 'fleet.entry',
+          actor: { kind: 'console', id: Number(policy.id), label: `fleet policy ${policy.id}` },
+          ip: null,
+          server: { id: server.id, name: server.name },
+          method: 'POST',
+          path: 'fleet/entries',
+          summary: `${net.text} banned on ${server.name} (${event}); propagating to ${to.length} server${to.length === 1 ? '' : 's'} for ${ttlS} s`,
+          status: 201,
+          outcome: 'done',
+        });
+      }
+    },
+
+    round: propagator.round,
+    kick: propagator.kick,
+    settle: propagator.settle,
+  };
+
+  async function lift(actor: FleetActor, row: EntryRow) {
+    const now = clock();
+    if (!(await liftEntry(db, Number(row.id), now, actor.label))) return;
+    await wantAbsent(db, Number(row.id), now, { force: true });
+    // Lifted everywhere: the first server drops its own ban too.
+    if (row.origin_server_id !== null)
+      await wantAbsentForced(db, actor.accountId, Number(row.id), Number(row.origin_server_id), now);
+    kick();
+    await logChange(
+      actor,
+      'fleet.entry',
+      'DELETE',
+      `fleet/entries/${row.id}`,
+      `lifted ${row.address} (${row.list}list)`,
+      200,
+    );
+  }
+}
+
+export type FleetService = ReturnType<typeof createFleetService>;
