@@ -1,8 +1,21 @@
-import { type Insertable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 
 export async function insertSample(db: Database, sample: Insertable<SamplesTable>) {
   await db.insertInto('samples').values(sample).execute();
+}
+
+/** Rows per INSERT: 11 parameters a row stays far below both dialects' parameter limits. */
+const INSERT_CHUNK = 500;
+
+/** Many samples in multi-row INSERTs (a group of check-ins committed together). */
+export async function insertSamples(db: Database, samples: Insertable<SamplesTable>[]) {
+  for (let i = 0; i < samples.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('samples')
+      .values(samples.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
 }
 
 /** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */
@@ -18,15 +31,24 @@ export async function rawSampleTimes(db: Database, serverId: number, ts: number[
   return new Set(rows.map((r) => Number(r.ts)));
 }
 
-export async function rawSamplesSince(db: Database, serverId: number, since: number) {
-  return db
+/**
+ * The raw samples of each of `serverIds` newer than `since`, oldest first, in one query: the
+ * score window of a group of check-ins (callers narrow each server's rows to its own window).
+ */
+export async function rawSamplesOfServersSince(db: Database, serverIds: number[], since: number) {
+  const rows = new Map<number, Selectable<SamplesTable>[]>(serverIds.map((id) => [id, []]));
+  if (serverIds.length === 0) return rows;
+  const found = await db
     .selectFrom('samples')
     .selectAll()
-    .where('server_id', '=', serverId)
+    .where('server_id', 'in', serverIds)
     .where('resolution', '=', 'raw')
     .where('ts', '>', since)
+    .orderBy('server_id')
     .orderBy('ts')
     .execute();
+  for (const row of found) rows.get(Number(row.server_id))?.push({ ...row, ts: Number(row.ts) });
+  return rows;
 }
 
 /** Every stored sample of a server in a time range, whatever its resolution, oldest first. */

@@ -1,6 +1,7 @@
-import type { Insertable, Updateable } from 'kysely';
+import { type Insertable, sql, type Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 import { runCompiled } from './compiled.js';
+import { isPostgres } from './dialect.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -47,6 +48,47 @@ export async function updateServer(db: Database, id: number, fields: Updateable<
   await db.updateTable('servers').set(fields).where('id', '=', id).execute();
 }
 
+/** What a check-in writes on its server's row. */
+export type CheckinFields = Required<
+  Pick<
+    Updateable<ServersTable>,
+    | 'hostname'
+    | 'public_ip'
+    | 'facts'
+    | 'agent_version'
+    | 'last_seen'
+    | 'latest_sample'
+    | 'score_base'
+    | 'score_base_total'
+    | 'attacks_active'
+  >
+> & { id: number };
+
+/**
+ * The rows of a group of check-ins (one per server): on PostgreSQL one UPDATE … FROM unnest(…)
+ * whatever the group's size, a round trip instead of one per server; on SQLite, whose statements
+ * cost no round trip, one prepared UPDATE each.
+ */
+export async function updateServersAfterCheckin(db: Database, rows: CheckinFields[]) {
+  if (!isPostgres(db)) {
+    for (const { id, ...fields } of rows) await updateServer(db, id, fields);
+    return;
+  }
+  if (rows.length === 0) return;
+  const column = <K extends keyof CheckinFields>(key: K) => rows.map((r) => r[key]);
+  await sql`UPDATE servers AS s SET
+      hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, attacks_active = v.attacks_active
+    FROM unnest(${column('id')}::bigint[], ${column('hostname')}::text[], ${column('public_ip')}::text[],
+      ${column('facts')}::text[], ${column('agent_version')}::text[], ${column('last_seen')}::bigint[],
+      ${column('latest_sample')}::text[], ${column('score_base')}::text[], ${column('score_base_total')}::integer[],
+      ${column('attacks_active')}::integer[])
+      AS v(id, hostname, public_ip, facts, agent_version, last_seen, latest_sample, score_base, score_base_total,
+        attacks_active)
+    WHERE s.id = v.id`.execute(db);
+}
+
 export async function deleteServer(db: Database, accountId: number, id: number) {
   const result = await db
     .deleteFrom('servers')
@@ -79,6 +121,23 @@ export async function findServerByDaemonToken(db: Database, tokenHash: string) {
     .where('servers.daemon_token_hash', '=', tokenHash)
     .where('accounts.disabled_at', 'is', null)
     .executeTakeFirst();
+}
+
+/** The id of the server whose daemon token hashes to `tokenHash`, if its account is enabled (the check-in's lookup). */
+export async function findServerIdByDaemonToken(db: Database, tokenHash: string): Promise<number | undefined> {
+  const [row] = await runCompiled(
+    db,
+    'findServerIdByDaemonToken',
+    (d) =>
+      d
+        .selectFrom('servers')
+        .innerJoin('accounts', 'accounts.id', 'servers.account_id')
+        .select('servers.id')
+        .where('servers.daemon_token_hash', '=', '')
+        .where('accounts.disabled_at', 'is', null),
+    [tokenHash],
+  );
+  return row ? Number(row.id) : undefined;
 }
 
 /** Servers of any account that checked in since `since` and whose latest call from the console failed. */
