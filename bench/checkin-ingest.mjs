@@ -5,7 +5,7 @@
 // Reference in the same run, on the same core: a bare node:http server that parses the same JSON
 // body and answers a constant one. Prints check-ins/s, p50/p99, and the console's CPU (per cent of
 // its core, and µs per check-in). Bars (issue 18): ≥ 5,000/s on SQLite, ≥ 3,000/s on PostgreSQL.
-// Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL]
+// Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL] [--dialects sqlite,postgres] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -26,6 +26,8 @@ const SECONDS = Number(arg('seconds', '10'));
 const CONNECTIONS = Number(arg('connections', '64'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 const BARS = { sqlite: 5000, postgres: 3000 };
+/** With --cpu-prof DIR the console writes a V8 CPU profile there when it stops (for `node --cpu-prof`). */
+const PROFILE_DIR = arg('cpu-prof', null);
 
 if (!hasWrk()) {
   console.error('wrk is needed (Debian package wrk)');
@@ -121,7 +123,8 @@ http.createServer((req, res) => {
 `;
 
 const results = [];
-for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
+const DIALECTS = arg('dialects', PG ? 'sqlite,postgres' : 'sqlite').split(',');
+for (const dialect of DIALECTS) {
   const store = benchStore('ingest', dialect === 'postgres' ? PG : undefined, {
     PALISADE_PORT: '0',
     PALISADE_BOOTSTRAP_ADMIN: '0',
@@ -134,7 +137,8 @@ for (const dialect of PG ? ['sqlite', 'postgres'] : ['sqlite']) {
   const bare = await startProcess(['--input-type=module', '-e', BARE], {}, undefined, '1');
   const reference = measure(bare, luaFile);
   bare.stop();
-  const consoleProc = await startProcess([join(consoleDist, 'cli.js')], env, undefined, '1');
+  const profile = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
+  const consoleProc = await startProcess([...profile, join(consoleDist, 'cli.js')], env, undefined, '1');
   measure(consoleProc, luaFile, 2); // warm-up
   process.stdout.write(`[${dialect}] measuring ${SECONDS} s…\n`);
   const measured = measure(consoleProc, luaFile);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createCheckinWriter } from '../src/services/checkin-writer.js';
+import { createCheckinWriter, SCORE_WINDOW_MAX_SAMPLES } from '../src/services/checkin-writer.js';
 import {
   dialects,
   enrolledTestServer,
@@ -128,6 +128,33 @@ for (const dialect of dialects()) {
           Number(row.score_base_total),
         );
       }
+    });
+
+    test(`the score reads at most the ${SCORE_WINDOW_MAX_SAMPLES} newest samples of its ten minutes`, async () => {
+      const { serverId, daemon } = await enrolledTestServer(t.app, owner, { name: 'fast' });
+      const now = t.clock.now;
+      // An agent that checked in every second: 400 busy samples, then quiet ones up to the check-in.
+      const row = (ts: number, cpu: number) => {
+        const { disk_mount: _mount, ...figures } = testSample(ts, cpu);
+        return { server_id: serverId, resolution: 'raw' as const, ...figures, extra: '{}' };
+      };
+      const rows = [
+        ...Array.from({ length: 400 }, (_, i) => row(now - 590_000 + i * 1000, 100)),
+        ...Array.from({ length: SCORE_WINDOW_MAX_SAMPLES }, (_, i) => row(now - 150_000 + i * 1000, 10)),
+      ];
+      for (let i = 0; i < rows.length; i += 100)
+        await t.db
+          .insertInto('samples')
+          .values(rows.slice(i, i + 100))
+          .execute();
+      assert.equal((await checkin(daemon, payload('fast', now, 10))).statusCode, 200);
+      const stored = await t.db
+        .selectFrom('servers')
+        .select('score_base')
+        .where('id', '=', serverId)
+        .executeTakeFirstOrThrow();
+      // All 521 would average 79 % CPU; the newest 120 average 10 %.
+      assert.equal(JSON.parse(stored.score_base!).components.cpu, 200);
     });
 
     test('a write that fails fails alone: the others of its group are committed', async () => {

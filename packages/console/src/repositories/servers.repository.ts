@@ -71,7 +71,39 @@ export type CheckinFields = Required<
  */
 export async function updateServersAfterCheckin(db: Database, rows: CheckinFields[]) {
   if (!isPostgres(db)) {
-    for (const { id, ...fields } of rows) await updateServer(db, id, fields);
+    for (const r of rows) {
+      await runCompiled(
+        db,
+        'updateServerAfterCheckin',
+        (d) =>
+          d
+            .updateTable('servers')
+            .set({
+              hostname: '',
+              public_ip: '',
+              facts: '',
+              agent_version: '',
+              last_seen: 0,
+              latest_sample: '',
+              score_base: '',
+              score_base_total: 0,
+              attacks_active: 0,
+            })
+            .where('id', '=', 0),
+        [
+          r.hostname,
+          r.public_ip,
+          r.facts,
+          r.agent_version,
+          r.last_seen,
+          r.latest_sample,
+          r.score_base,
+          r.score_base_total,
+          r.attacks_active,
+          r.id,
+        ],
+      );
+    }
     return;
   }
   if (rows.length === 0) return;
@@ -123,21 +155,16 @@ export async function findServerByDaemonToken(db: Database, tokenHash: string) {
     .executeTakeFirst();
 }
 
-/** The id of the server whose daemon token hashes to `tokenHash`, if its account is enabled (the check-in's lookup). */
-export async function findServerIdByDaemonToken(db: Database, tokenHash: string): Promise<number | undefined> {
-  const [row] = await runCompiled(
-    db,
-    'findServerIdByDaemonToken',
-    (d) =>
-      d
-        .selectFrom('servers')
-        .innerJoin('accounts', 'accounts.id', 'servers.account_id')
-        .select('servers.id')
-        .where('servers.daemon_token_hash', '=', '')
-        .where('accounts.disabled_at', 'is', null),
-    [tokenHash],
-  );
-  return row ? Number(row.id) : undefined;
+/** The ids of the servers whose daemon tokens hash to `tokenHashes`, if their accounts are enabled (check-ins). */
+export async function findServerIdsByDaemonTokens(db: Database, tokenHashes: string[]): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('servers')
+    .innerJoin('accounts', 'accounts.id', 'servers.account_id')
+    .select(['servers.id', 'servers.daemon_token_hash'])
+    .where('servers.daemon_token_hash', 'in', tokenHashes)
+    .where('accounts.disabled_at', 'is', null)
+    .execute();
+  return new Map(rows.map((r) => [r.daemon_token_hash!, Number(r.id)]));
 }
 
 /** Servers of any account that checked in since `since` and whose latest call from the console failed. */

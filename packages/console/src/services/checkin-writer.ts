@@ -1,22 +1,17 @@
 import type { Insertable } from 'kysely';
-import type { Database, SampleRow, SamplesTable } from '../db/schema.js';
+import type { Database, SamplesTable } from '../db/schema.js';
 import { parseJson } from '../json.js';
-import { insertSamples, rawSamplesOfServersSince, rawSampleTimes } from '../repositories/samples.repository.js';
+import { isPostgres } from '../repositories/dialect.js';
+import {
+  insertSamples,
+  rawSampleTimes,
+  type ScoreWindowRow,
+  scoreWindows,
+} from '../repositories/samples.repository.js';
 import { type CheckinFields, updateServersAfterCheckin } from '../repositories/servers.repository.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
 
-const SAMPLE_COLUMNS = [
-  'ts',
-  'cpu_pct',
-  'mem_used_mb',
-  'mem_total_mb',
-  'disk_used_pct',
-  'load1',
-  'rx_bps',
-  'tx_bps',
-] as const;
-
-function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'extra'>): ScoreSample {
+function toScoreSample(row: ScoreWindowRow): ScoreSample {
   const extra = parseJson<Record<string, unknown>>(row.extra, {});
   const num = (k: string) => (typeof extra[k] === 'number' ? (extra[k] as number) : undefined);
   return {
@@ -46,6 +41,13 @@ export interface CheckinWrite {
 
 type Waiting = { write: CheckinWrite; resolve: () => void; reject: (err: unknown) => void };
 
+/**
+ * The score reads at most this many of a server's newest samples: ten minutes at the shortest
+ * check-in interval the console hands out (5 s), so an agent that checks in faster than it is told
+ * cannot make each of its check-ins read more (docs/decisions.md).
+ */
+export const SCORE_WINDOW_MAX_SAMPLES = 120;
+
 /** Check-ins written in one transaction at most; the rest wait for the next one. */
 export const MAX_GROUP = 256;
 
@@ -60,6 +62,7 @@ export const MAX_GROUP = 256;
 export function createCheckinWriter(db: Database) {
   let queue: Waiting[] = [];
   let draining = false;
+  const postgres = isPostgres(db);
 
   async function writeGroup(trx: Database, writes: CheckinWrite[]) {
     // Outage samples the server already has are skipped, as are ones an earlier check-in of this group wrote.
@@ -86,12 +89,15 @@ export function createCheckinWriter(db: Database) {
     // A server that checked in twice in the group ends as its later check-in leaves it.
     const last = new Map<number, CheckinWrite>();
     for (const w of writes) last.set(w.serverId, w);
-    const since = Math.min(...[...last.values()].map((w) => w.sample.ts)) - SCORE_WINDOW_MS;
-    const recent = await rawSamplesOfServersSince(trx, [...last.keys()], since);
+    const windows = await scoreWindows(
+      trx,
+      [...last.values()].map((w) => ({ serverId: w.serverId, since: w.sample.ts - SCORE_WINDOW_MS })),
+      SCORE_WINDOW_MAX_SAMPLES,
+    );
     const updates: CheckinFields[] = [...last.values()]
       .sort((a, b) => a.serverId - b.serverId) // one lock order for every writer
       .map((w) => {
-        const window = (recent.get(w.serverId) ?? []).filter((r) => r.ts > w.sample.ts - SCORE_WINDOW_MS);
+        const window = windows.get(w.serverId) ?? [];
         const base = scoreFromSamples(window.map(toScoreSample), w.cores);
         return {
           id: w.serverId,
@@ -103,9 +109,9 @@ export function createCheckinWriter(db: Database) {
     await updateServersAfterCheckin(trx, updates);
   }
 
-  async function commit(group: Waiting[]) {
+  async function commit(on: Database, group: Waiting[]) {
     try {
-      await db.transaction().execute((trx) =>
+      await on.transaction().execute((trx) =>
         writeGroup(
           trx,
           group.map((g) => g.write),
@@ -121,7 +127,7 @@ export function createCheckinWriter(db: Database) {
     }
     for (const g of group) {
       try {
-        await db.transaction().execute((trx) => writeGroup(trx, [g.write]));
+        await on.transaction().execute((trx) => writeGroup(trx, [g.write]));
         g.resolve();
       } catch (err) {
         g.reject(err);
@@ -129,14 +135,24 @@ export function createCheckinWriter(db: Database) {
     }
   }
 
+  async function commitAll(on: Database) {
+    while (queue.length > 0) {
+      const group = queue.slice(0, MAX_GROUP);
+      queue = queue.slice(group.length);
+      await commit(on, group);
+    }
+  }
+
   async function drain() {
     draining = true;
     try {
-      while (queue.length > 0) {
-        const group = queue.slice(0, MAX_GROUP);
-        queue = queue.slice(group.length);
-        await commit(group);
-      }
+      // On PostgreSQL the groups keep one connection while check-ins are waiting, so a group never
+      // queues for a pooled connection behind the requests' own reads. SQLite has one connection.
+      if (postgres) await db.connection().execute(commitAll);
+      else await commitAll(db);
+    } catch (err) {
+      // No connection: every check-in waiting fails with that error (each group's own are settled in commit).
+      for (const g of queue.splice(0)) g.reject(err);
     } finally {
       draining = false;
     }

@@ -14,7 +14,8 @@ import {
   insertSample,
   samplesOlderThan,
 } from '../repositories/samples.repository.js';
-import { findServerIdByDaemonToken } from '../repositories/servers.repository.js';
+import { findServerIdsByDaemonTokens } from '../repositories/servers.repository.js';
+import { createBatchLoader } from './batch-loader.js';
 import { createCheckinWriter } from './checkin-writer.js';
 
 /** How far an agent's clock may be off before the console's own receive time is used instead. */
@@ -55,6 +56,7 @@ export function createCheckinsService({
 }) {
   const jobSources: JobSource[] = [];
   const writer = createCheckinWriter(db);
+  const serverOfToken = createBatchLoader((hashes: string[]) => findServerIdsByDaemonTokens(db, hashes));
 
   return {
     addJobSource(source: JobSource) {
@@ -67,7 +69,7 @@ export function createCheckinsService({
      */
     async checkin(rawToken: string, body: unknown) {
       if (!isWellFormedToken('daemon', rawToken)) throw unauthorized('invalid daemon token');
-      const serverId = await findServerIdByDaemonToken(db, hashToken(rawToken));
+      const serverId = await serverOfToken(hashToken(rawToken));
       if (serverId === undefined) throw unauthorized('invalid daemon token');
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw badRequest('body: expected a JSON object');
