@@ -130,6 +130,10 @@ for (const dialect of DIALECTS) {
     PALISADE_BOOTSTRAP_ADMIN: '0',
   });
   const env = store.env;
+  // The console's PostgreSQL sessions carry a name of their own, so their server processes' CPU is counted too.
+  const appName = `palisade-ingest-${process.pid}`;
+  if (dialect === 'postgres')
+    env.PALISADE_DATABASE_URL = `${PG}${PG.includes('?') ? '&' : '?'}application_name=${appName}`;
   process.stdout.write(`[${dialect}] enrolling ${AGENTS} simulated agents…\n`);
   const tokens = await prepare(env);
   const luaFile = join(env.PALISADE_DATA_DIR, 'checkins.lua');
@@ -141,12 +145,29 @@ for (const dialect of DIALECTS) {
   const consoleProc = await startProcess([...profile, join(consoleDist, 'cli.js')], env, undefined, '1');
   measure(consoleProc, luaFile, 2); // warm-up
   process.stdout.write(`[${dialect}] measuring ${SECONDS} s…\n`);
+  const backendsBefore = dialect === 'postgres' ? await pgBackendCpu(appName) : new Map();
   const measured = measure(consoleProc, luaFile);
+  if (dialect === 'postgres') {
+    const backendsAfter = await pgBackendCpu(appName);
+    const cpu = [...backendsAfter].reduce((sum, [pid, s]) => sum + s - (backendsBefore.get(pid) ?? 0), 0);
+    measured.pgCpuPct = (100 * cpu) / SECONDS;
+    measured.pgCpuUs = (cpu * 1e6) / measured.requests;
+  }
   const stored = await countSamples(env);
   consoleProc.stop();
   await new Promise((resolve) => consoleProc.child.on('exit', resolve));
   await store.remove();
   results.push({ dialect, reference, measured, stored });
+}
+
+/** CPU seconds used so far by each PostgreSQL server process of the sessions named `appName`. */
+async function pgBackendCpu(appName) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: PG });
+  await client.connect();
+  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName]);
+  await client.end();
+  return new Map(rows.map((r) => [r.pid, cpuSeconds(r.pid)]));
 }
 
 /** Raw samples in the store: every acknowledged check-in wrote one. */
@@ -169,6 +190,11 @@ for (const { dialect, reference, measured, stored } of results) {
   const bar = BARS[dialect];
   console.log(`bare node:http (parse + constant answer): ${line(reference)}`);
   console.log(`console/${dialect}: ${line(measured)}; ${stored} samples stored`);
+  if (measured.pgCpuUs !== undefined) {
+    console.log(
+      `PostgreSQL server processes of the console's sessions: ${fmt(measured.pgCpuPct, 0)}% of a core (${fmt(measured.pgCpuUs, 0)} µs a check-in)`,
+    );
+  }
   console.log(
     `ratio to bare: ${fmt((100 * measured.rps) / reference.rps, 1)}%; bar ≥ ${bar}/s: ${measured.rps >= bar ? 'PASS' : `BELOW BAR by ${fmt(bar - measured.rps, 0)}/s`}\n`,
   );

@@ -157,6 +157,24 @@ for (const dialect of dialects()) {
       assert.equal(JSON.parse(stored.score_base!).components.cpu, 200);
     });
 
+    test('a steady stream of check-ins is never left waiting between two groups', async () => {
+      const servers = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => enrolledTestServer(t.app, owner, { name: `stream-${i}` })),
+      );
+      const writer = createCheckinWriter(t.db);
+      let written = 0;
+      // 64 callers, each writing its next check-in as soon as its last one is committed.
+      await Promise.all(
+        Array.from({ length: 64 }, async (_, c) => {
+          for (let i = 0; i < 20; i += 1) {
+            await writer.write(write(servers[c % servers.length]!.serverId, t.clock.now + 10_000 + c * 100 + i, 5));
+            written += 1;
+          }
+        }),
+      );
+      assert.equal(written, 64 * 20);
+    });
+
     test('a write that fails fails alone: the others of its group are committed', async () => {
       const a = await enrolledTestServer(t.app, owner, { name: 'alone-a' });
       const b = await enrolledTestServer(t.app, owner, { name: 'alone-b' });

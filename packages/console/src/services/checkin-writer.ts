@@ -62,6 +62,7 @@ export const MAX_GROUP = 256;
 export function createCheckinWriter(db: Database) {
   let queue: Waiting[] = [];
   let draining = false;
+  let scheduled = false;
   const postgres = isPostgres(db);
 
   async function writeGroup(trx: Database, writes: CheckinWrite[]) {
@@ -143,6 +144,16 @@ export function createCheckinWriter(db: Database) {
     }
   }
 
+  /** Starts a drain on the next turn of the event loop, unless one is running or about to. */
+  function schedule() {
+    if (draining || scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      void drain();
+    });
+  }
+
   async function drain() {
     draining = true;
     try {
@@ -155,6 +166,8 @@ export function createCheckinWriter(db: Database) {
       for (const g of queue.splice(0)) g.reject(err);
     } finally {
       draining = false;
+      // Check-ins that arrived while the connection was being released start the next drain.
+      if (queue.length > 0) schedule();
     }
   }
 
@@ -163,7 +176,7 @@ export function createCheckinWriter(db: Database) {
     write(write: CheckinWrite): Promise<void> {
       return new Promise((resolve, reject) => {
         queue.push({ write, resolve, reject });
-        if (!draining && queue.length === 1) setImmediate(() => void drain());
+        schedule();
       });
     },
   };
