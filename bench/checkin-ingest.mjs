@@ -5,7 +5,8 @@
 // Reference in the same run, on the same core: a bare node:http server that parses the same JSON
 // body and answers a constant one. Prints check-ins/s, p50/p99, and the console's CPU (per cent of
 // its core, and µs per check-in). Bars (issue 18): ≥ 5,000/s on SQLite, ≥ 3,000/s on PostgreSQL.
-// Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL] [--dialects sqlite,postgres] [--cpu-prof DIR]
+// Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL] [--dialects sqlite,postgres]
+//        [--console-dist DIR] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -26,6 +27,8 @@ const SECONDS = Number(arg('seconds', '10'));
 const CONNECTIONS = Number(arg('connections', '64'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 const BARS = { sqlite: 5000, postgres: 3000 };
+/** With --console-dist DIR another build of the console is measured (e.g. an earlier commit's, for a before/after). */
+const CONSOLE_DIST = arg('console-dist', consoleDist);
 /** With --cpu-prof DIR the console writes a V8 CPU profile there when it stops (for `node --cpu-prof`). */
 const PROFILE_DIR = arg('cpu-prof', null);
 
@@ -142,7 +145,7 @@ for (const dialect of DIALECTS) {
   const reference = measure(bare, luaFile);
   bare.stop();
   const profile = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [];
-  const consoleProc = await startProcess([...profile, join(consoleDist, 'cli.js')], env, undefined, '1');
+  const consoleProc = await startProcess([...profile, join(CONSOLE_DIST, 'cli.js')], env, undefined, '1');
   measure(consoleProc, luaFile, 2); // warm-up
   process.stdout.write(`[${dialect}] measuring ${SECONDS} s…\n`);
   const backendsBefore = dialect === 'postgres' ? await pgBackendCpu(appName) : new Map();
