@@ -1,3 +1,6 @@
+/** Keys read by one query at most. */
+const MAX_KEYS = 500;
+
 /**
  * Reads by key, batched: the keys asked for within one turn of the event loop are read with one
  * query (`load`, which answers a value for each key it found), and each caller gets its own value.
@@ -10,11 +13,16 @@ export function createBatchLoader<K, V>(load: (keys: K[]) => Promise<Map<K, V>>)
   async function run() {
     const batch = waiting;
     waiting = new Map();
-    try {
-      const found = await load([...batch.keys()]);
-      for (const [key, callers] of batch) for (const c of callers) c.resolve(found.get(key));
-    } catch (err) {
-      for (const callers of batch.values()) for (const c of callers) c.reject(err);
+    const keys = [...batch.keys()];
+    // At most MAX_KEYS a query, far below either dialect's limit on parameters.
+    for (let i = 0; i < keys.length; i += MAX_KEYS) {
+      const part = keys.slice(i, i + MAX_KEYS);
+      try {
+        const found = await load(part);
+        for (const key of part) for (const c of batch.get(key)!) c.resolve(found.get(key));
+      } catch (err) {
+        for (const key of part) for (const c of batch.get(key)!) c.reject(err);
+      }
     }
   }
 

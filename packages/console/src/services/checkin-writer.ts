@@ -52,7 +52,7 @@ export const SCORE_WINDOW_MAX_SAMPLES = 120;
 export const MAX_GROUP = 256;
 
 /**
- * Group commit for check-ins (docs/performance.md, "Check-in ingest"): check-ins that arrive while
+ * Group commit for check-ins (docs/performance.md, "Check-in ingest and capacity"): check-ins that arrive while
  * the previous group is being written (or within one turn of the event loop when none is) are
  * written together in one transaction, with multi-row INSERTs and one UPDATE per server. Each
  * check-in's promise settles only after the COMMIT that holds it, so an acknowledged check-in is
