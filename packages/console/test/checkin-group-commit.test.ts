@@ -163,16 +163,27 @@ for (const dialect of dialects()) {
       );
       const writer = createCheckinWriter(t.db);
       let written = 0;
-      // 64 callers, each writing its next check-in as soon as its last one is committed.
+      // 64 callers, each writing its next check-in a few microtask turns after its last one is
+      // committed (a different number each), so some arrive while the writer is finishing a drain.
       await Promise.all(
         Array.from({ length: 64 }, async (_, c) => {
           for (let i = 0; i < 20; i += 1) {
             await writer.write(write(servers[c % servers.length]!.serverId, t.clock.now + 10_000 + c * 100 + i, 5));
             written += 1;
+            for (let hop = 0; hop < (c + i) % 16; hop += 1) await Promise.resolve();
           }
         }),
       );
       assert.equal(written, 64 * 20);
+      // A check-in that arrives while the writer is finishing its drain, with nothing after it: it
+      // is written too (k microtask turns after the last commit; one of them lands in that moment).
+      // A writer that left it waiting hangs here, and the test runner's timeout fails the test.
+      const { serverId } = servers[0]!;
+      for (let k = 0; k < 40; k += 1) {
+        await writer.write(write(serverId, t.clock.now + 20_000 + 2 * k, 5));
+        for (let hop = 0; hop < k; hop += 1) await Promise.resolve();
+        await writer.write(write(serverId, t.clock.now + 20_000 + 2 * k + 1, 5));
+      }
     });
 
     test('a write that fails fails alone: the others of its group are committed', async () => {
