@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: a keep-alive load generator, percentiles and process helpers.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,9 +49,16 @@ export async function load({ url, urls = [url], total, concurrency, headersFor =
   };
 }
 
-/** Starts a node program and resolves with the first URL it prints after `pattern`. */
-export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/) {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts a node program and resolves with the first URL it prints after `pattern`; with `cpu`
+ * (e.g. '1') it runs pinned to that core by taskset (which execs node: the child's pid is node's).
+ */
+export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/, cpu = null) {
+  const command = cpu === null ? [process.execPath, ...args] : ['taskset', '-c', cpu, process.execPath, ...args];
+  const child = spawn(command[0], command.slice(1), {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   return new Promise((resolve, reject) => {
     const onData = (d) => {
@@ -63,6 +70,53 @@ export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/)
     child.stderr.on('data', onData);
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
+}
+
+/**
+ * CPU seconds (user + system) the process and its children (cluster workers) have used: per request,
+ * this figure suffers less than throughput when other work shares the machine.
+ */
+export function cpuSeconds(pid) {
+  const ticks = (p) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      return 0;
+    }
+  };
+  const children = (p) => {
+    try {
+      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
+}
+
+/** True when wrk is installed (Debian package wrk). */
+export const hasWrk = () => !spawnSync('wrk', ['--version']).error;
+
+/**
+ * wrk -t1 with `connections` for `seconds`, pinned to core 0 (the load generator's core), with the
+ * Lua script `luaFile` making each request. Returns requests/s, p99 (ms), non-2xx answers and requests.
+ */
+export function runWrk({ url, luaFile, seconds, connections = 50 }) {
+  const out = spawnSync(
+    'taskset',
+    ['-c', '0', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', luaFile, url],
+    { encoding: 'utf8' },
+  ).stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const latency = (p) => {
+    const m = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    return m ? Number(m[1]) * { us: 0.001, ms: 1, s: 1000 }[m[2]] : Number.NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const socketErrors = /Socket errors: (.*)/.exec(out)?.[1] ?? null;
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  return { rps, p50ms: latency(50), p99ms: latency(99), non2xx, socketErrors, requests };
 }
 
 export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

@@ -5,11 +5,11 @@
 // the console to core 1, alternating. Its log goes to a file, as to journald. With
 // --postgres URL it also compares 1 and 2 workers (--workers, not pinned: they need both cores).
 // Usage: node bench/logging.mjs [--seconds 5] [--rounds 2] [--postgres URL]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, benchServerRow } from './lib.mjs';
+import { arg, benchServerRow, cpuSeconds, hasWrk, runWrk } from './lib.mjs';
 
 const SECONDS = Number(arg('seconds', '5'));
 const ROUNDS = Number(arg('rounds', '2'));
@@ -21,7 +21,7 @@ const { loadConfig } = await import(join(consoleDist, 'config.js'));
 const { openDatabase } = await import(join(consoleDist, 'db/database.js'));
 const { createServices, createBoundaries } = await import(join(consoleDist, 'app.js'));
 
-if (spawnSync('wrk', ['--version']).error) {
+if (!hasWrk()) {
   console.error('wrk is needed (Debian package wrk)');
   process.exit(1);
 }
@@ -84,45 +84,8 @@ function stop(child) {
   return exited;
 }
 
-/**
- * CPU seconds (user + system) the process and its children (cluster workers) have used: per request,
- * this figure suffers less than throughput when other work shares the machine.
- */
-function cpuSeconds(pid) {
-  const ticks = (p) => {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-      return Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      return 0;
-    }
-  };
-  const children = (p) => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
-}
-
 /** wrk -t1 -c50 for SECONDS; each request carries the next token. */
-function wrk(url, luaFile, seconds) {
-  const out = spawnSync(
-    'taskset',
-    ['-c', '0', 'wrk', '-t1', '-c50', `-d${seconds}s`, '--latency', '-s', luaFile, url],
-    {
-      encoding: 'utf8',
-    },
-  ).stdout;
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-  const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
-  const p99ms = p99 ? Number(p99[1]) * { us: 0.001, ms: 1, s: 1000 }[p99[2]] : Number.NaN;
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  return { rps, p99ms, non2xx, requests };
-}
+const wrk = (url, luaFile, seconds) => runWrk({ url, luaFile, seconds });
 
 async function compare(label, env, variants, cpu) {
   // Up to ~10,000 requests a second for all rounds, 120 a minute per token.

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { deliveryCandidates } from '../src/repositories/notifications.repository.js';
+import { claimNotification, deliveryCandidates } from '../src/repositories/notifications.repository.js';
 import { MAX_STARTING, PER_ENDPOINT } from '../src/services/notifications.service.js';
 import { dialects, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
@@ -379,6 +379,53 @@ for (const dialect of dialects()) {
           return (await counted()) - before;
         });
         assert.ok(read < 2000, `one pick-up read ${read} rows of notifications`);
+      }
+    });
+
+    test('a row is claimed by exactly one of many racing claimers; on PostgreSQL a row being claimed is skipped, not waited on', async () => {
+      const working = await workingReceiver();
+      const who = await registerUser(t.app);
+      try {
+        assert.equal((await call(who, 'PUT', '/api/account/webhook', { url: working.url })).statusCode, 200);
+        await openTickets(who, 2);
+        const [first, second] = await rows(who.id);
+        const claimOf = (id: number) => ({
+          id,
+          accountId: who.id,
+          channelId: 0,
+          now: t.clock.now,
+          until: t.clock.now + 60_000,
+          perEndpoint: PER_ENDPOINT,
+        });
+        // Eight claimers at once (eight pool connections on PostgreSQL): one wins.
+        const wins = await Promise.all(Array.from({ length: 8 }, () => claimNotification(t.db, claimOf(first!.id))));
+        assert.equal(wins.filter(Boolean).length, 1, 'claimed exactly once');
+        if (dialect !== 'postgres') return;
+
+        // Another console's claim holds the second row's lock: this one moves on at once.
+        await t.db.transaction().execute(async (other) => {
+          await sql`SELECT id FROM notifications WHERE id = ${second!.id} FOR UPDATE`.execute(other);
+          const holder = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(other)).rows[0]!.pid;
+          let settled = false;
+          const waiting = async () => {
+            while (!settled) {
+              const blocked = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity
+                WHERE ${holder}::int = ANY(pg_blocking_pids(pid))`.execute(t.db);
+              if (Number(blocked.rows[0]!.n) > 0) return 'waited on the lock' as const;
+              await new Promise((r) => setTimeout(r, 20));
+            }
+            return 'stopped' as const;
+          };
+          const outcome = await Promise.race([claimNotification(t.db, claimOf(second!.id)), waiting()]);
+          settled = true;
+          assert.equal(outcome, false, 'skipped while locked');
+        });
+        // Once the other claim is over, the row is claimable.
+        assert.equal(await claimNotification(t.db, claimOf(second!.id)), true);
+      } finally {
+        // Claimed here and never sent: gone, so that later tests' rounds do not meet them.
+        await t.db.deleteFrom('notifications').where('account_id', '=', who.id).execute();
+        await working.close();
       }
     });
 

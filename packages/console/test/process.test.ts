@@ -6,14 +6,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { generateToken, hashToken } from '@palisade/protocol';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import type { Database } from '../src/db/schema.js';
 import { runConsoleCli, startConsoleProcess } from './console-process.js';
 import { processEnv } from './observability-support.js';
-import { dialects } from './support.js';
+import { dialects, testSample } from './support.js';
 
 interface AccountAnswer {
   data: { account: { role: string }; permissions: string[] };
 }
 const answer = async (res: Response) => (await res.json()) as AccountAnswer;
+
+/** The console database of `env`, opened beside a running console process for `work`. */
+async function withDatabase<T>(env: Record<string, string>, work: (db: Database) => Promise<T>): Promise<T> {
+  const database = await openDatabase(loadConfig(env));
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+  }
+}
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(url, {
@@ -54,6 +68,103 @@ for (const dialect of dialects()) {
         assert.equal(login.status, 200);
       } finally {
         await second.kill();
+      }
+    });
+
+    test('check-ins acknowledged before a SIGKILL are all in the database after restart', async () => {
+      const first = await startConsoleProcess({ ...env, PALISADE_BOOTSTRAP_ADMIN: '0' });
+      let killed = false;
+      try {
+        const reg = await post(`${first.url}/api/auth/register`, {
+          email: 'checkins@example.com',
+          password: 'group-commit-durable',
+          name: 'C',
+        });
+        assert.equal(reg.status, 201);
+        const cookie = reg.headers.get('set-cookie')!.split(';')[0]!;
+        const added = await post(`${first.url}/api/products`, { catalog_id: 3 }, { cookie });
+        assert.equal(added.status, 201);
+        const productId = ((await added.json()) as { data: { product: { id: number } } }).data.product.id;
+        const me = (await (await fetch(`${first.url}/api/account/me`, { headers: { cookie } })).json()) as {
+          data: { id: number };
+        };
+        const accountId = me.data.id;
+        // Servers with daemon tokens, written beside the running console (as enrolment would).
+        const daemons = await withDatabase(env, async (db) => {
+          const tokens: { id: number; token: string }[] = [];
+          for (let i = 0; i < 20; i += 1) {
+            const token = generateToken('daemon');
+            const row = await db
+              .insertInto('servers')
+              .values({
+                account_id: accountId,
+                product_id: productId,
+                name: `durable-${i}`,
+                api_url: 'http://10.0.0.5:9100',
+                api_key_enc: 'not-a-real-key',
+                facts: '{}',
+                daemon_token_hash: hashToken(token),
+                created_at: Date.now(),
+              })
+              .returning('id')
+              .executeTakeFirstOrThrow();
+            tokens.push({ id: Number(row.id), token });
+          }
+          return tokens;
+        });
+
+        // 32 check-ins in flight at all times, each with its own sample time; SIGKILL once 300 are acknowledged.
+        const acknowledged: { serverId: number; ts: number }[] = [];
+        const start = Date.now();
+        let n = 0;
+        const checkIn = async () => {
+          while (!killed) {
+            const i = n++;
+            const server = daemons[i % daemons.length]!;
+            const ts = start - i; // unique per check-in, well within the accepted clock skew
+            const res = await post(
+              `${first.url}/api/agent/checkin`,
+              {
+                agent_version: '0.1.0',
+                hostname: `durable-${server.id}`,
+                facts: { cores: 2 },
+                sample: testSample(ts),
+              },
+              { authorization: `Bearer ${server.token}` },
+            ).catch(() => null);
+            if (res?.ok) acknowledged.push({ serverId: server.id, ts });
+            await res?.arrayBuffer();
+            if (acknowledged.length >= 300 && !killed) {
+              killed = true;
+              await first.kill('SIGKILL');
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: 32 }, checkIn));
+        assert.ok(acknowledged.length >= 300);
+
+        const second = await startConsoleProcess({ ...env, PALISADE_BOOTSTRAP_ADMIN: '0' });
+        try {
+          const stored = await withDatabase(env, async (db) =>
+            db
+              .selectFrom('samples')
+              .select(['server_id', 'ts'])
+              .where('resolution', '=', 'raw')
+              .where(
+                'server_id',
+                'in',
+                daemons.map((d) => d.id),
+              )
+              .execute(),
+          );
+          const keys = new Set(stored.map((r) => `${Number(r.server_id)}:${Number(r.ts)}`));
+          const lost = acknowledged.filter((a) => !keys.has(`${a.serverId}:${a.ts}`));
+          assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.length} acknowledged check-ins were lost`);
+        } finally {
+          await second.kill();
+        }
+      } finally {
+        if (!killed) await first.kill();
       }
     });
 

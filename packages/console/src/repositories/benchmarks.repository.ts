@@ -50,14 +50,19 @@ export async function findActiveRun(db: Database, serverId: number) {
 }
 
 /** Pending runs whose token was never handed out, or handed out before `handedBefore` without a start. */
-export async function runsToHandOut(db: Database, serverId: number, handedBefore: number) {
-  return db
+/** The pending runs of `serverIds` not handed out since `handedBefore`, by server (asked at check-ins). */
+export async function runsToHandOut(db: Database, serverIds: number[], handedBefore: number) {
+  const rows = await db
     .selectFrom('benchmark_runs')
     .selectAll()
-    .where('server_id', '=', serverId)
+    .where('server_id', 'in', serverIds)
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', handedBefore)]))
+    .orderBy('id')
     .execute();
+  const byServer = new Map<number, BenchmarkRunRow[]>();
+  for (const row of rows) byServer.set(Number(row.server_id), [...(byServer.get(Number(row.server_id)) ?? []), row]);
+  return byServer;
 }
 
 export async function findRunByToken(db: Database, tokenHash: string) {

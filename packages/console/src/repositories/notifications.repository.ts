@@ -1,6 +1,7 @@
-import { type Insertable, sql } from 'kysely';
-import type { Database, NotificationAttemptsTable, NotificationsTable } from '../db/schema.js';
+import { type ExpressionBuilder, type Insertable, sql } from 'kysely';
+import type { Database, DB, NotificationAttemptsTable, NotificationsTable } from '../db/schema.js';
 import type { PageRequest } from '../validation.js';
+import { isPostgres } from './dialect.js';
 import { keysetPage } from './paging.js';
 
 export async function findWebhook(db: Database, accountId: number) {
@@ -195,24 +196,30 @@ export async function deliveryCandidates(
 }
 
 /**
- * Claims one notification until `until`; false when another process claimed it first, or when
- * `perEndpoint` of the account's notifications are already claimed (in flight) by any process.
+ * Claims one notification until `until`; false when another process claimed it first (or is
+ * claiming it right now), or when `perEndpoint` of the account's notifications are already claimed
+ * (in flight) by any process. On PostgreSQL the row is locked with `FOR UPDATE SKIP LOCKED`, so a
+ * console never waits on a row another console is claiming: it moves on to its next candidate
+ * (docs/deploy.md, "Several consoles"). SQLite has one writer at a time and keeps the plain form.
  */
 export async function claimNotification(
   db: Database,
   claim: { id: number; accountId: number; channelId: number; now: number; until: number; perEndpoint: number },
 ) {
+  const inFlightBelowBound = sql<boolean>`(SELECT count(*) FROM notifications c
+    WHERE c.account_id = ${claim.accountId} AND c.channel_id = ${claim.channelId}
+      AND c.status = 'queued' AND c.locked_until > ${claim.now}) < ${claim.perEndpoint}`;
+  const claimable = (eb: ExpressionBuilder<DB, 'notifications'>) =>
+    eb.and([eb('id', '=', claim.id), eb('status', '=', 'queued'), eb('locked_until', '<=', claim.now)]);
   const result = await db
     .updateTable('notifications')
     .set({ locked_until: claim.until })
-    .where('id', '=', claim.id)
-    .where('status', '=', 'queued')
-    .where('locked_until', '<=', claim.now)
-    .where(
-      sql<boolean>`(SELECT count(*) FROM notifications c
-        WHERE c.account_id = ${claim.accountId} AND c.channel_id = ${claim.channelId}
-          AND c.status = 'queued' AND c.locked_until > ${claim.now}) < ${claim.perEndpoint}`,
+    .where((eb) =>
+      isPostgres(db)
+        ? eb('id', 'in', eb.selectFrom('notifications').select('id').where(claimable).forUpdate().skipLocked())
+        : claimable(eb),
     )
+    .where(inFlightBelowBound)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -1,8 +1,22 @@
-import { type Insertable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
+import { isPostgres } from './dialect.js';
 
 export async function insertSample(db: Database, sample: Insertable<SamplesTable>) {
   await db.insertInto('samples').values(sample).execute();
+}
+
+/** Rows per INSERT: 11 parameters a row stays far below both dialects' parameter limits. */
+const INSERT_CHUNK = 500;
+
+/** Many samples in multi-row INSERTs (a group of check-ins committed together). */
+export async function insertSamples(db: Database, samples: Insertable<SamplesTable>[]) {
+  for (let i = 0; i < samples.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('samples')
+      .values(samples.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
 }
 
 /** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */
@@ -18,15 +32,45 @@ export async function rawSampleTimes(db: Database, serverId: number, ts: number[
   return new Set(rows.map((r) => Number(r.ts)));
 }
 
-export async function rawSamplesSince(db: Database, serverId: number, since: number) {
-  return db
-    .selectFrom('samples')
-    .selectAll()
-    .where('server_id', '=', serverId)
-    .where('resolution', '=', 'raw')
-    .where('ts', '>', since)
-    .orderBy('ts')
-    .execute();
+/** The columns the score reads from a sample. */
+const SCORE_WINDOW_COLUMNS = [
+  'server_id',
+  'ts',
+  'cpu_pct',
+  'mem_used_mb',
+  'mem_total_mb',
+  'disk_used_pct',
+  'load1',
+  'extra',
+] as const;
+export type ScoreWindowRow = Pick<Selectable<SamplesTable>, (typeof SCORE_WINDOW_COLUMNS)[number]>;
+
+/**
+ * The score windows of a group of check-ins in one query: for each server, its raw samples newer
+ * than its `since`, at most the `limit` newest (each an index walk that stops there).
+ */
+export async function scoreWindows(db: Database, windows: { serverId: number; since: number }[], limit: number) {
+  const rows = new Map<number, ScoreWindowRow[]>(windows.map((w) => [w.serverId, []]));
+  if (windows.length === 0) return rows;
+  const columns = sql.join(SCORE_WINDOW_COLUMNS.map((c) => sql.ref(c)));
+  // PostgreSQL: one statement of fixed text whatever the group's size (planned once, not once per
+  // server); SQLite, which has no LATERAL, gets one subquery per server (its statements are cached).
+  const found = isPostgres(db)
+    ? await sql<ScoreWindowRow>`SELECT s.* FROM unnest(${windows.map((w) => w.serverId)}::bigint[],
+          ${windows.map((w) => w.since)}::bigint[]) AS w(server_id, since)
+        CROSS JOIN LATERAL (SELECT ${columns} FROM samples
+          WHERE samples.server_id = w.server_id AND resolution = 'raw' AND ts > w.since
+          ORDER BY ts DESC LIMIT ${sql.lit(limit)}) s`.execute(db)
+    : await sql<ScoreWindowRow>`${sql.join(
+        windows.map(
+          (w, i) => sql`SELECT * FROM (SELECT ${columns} FROM samples
+            WHERE server_id = ${w.serverId} AND resolution = 'raw' AND ts > ${w.since}
+            ORDER BY ts DESC LIMIT ${sql.lit(limit)}) ${sql.raw(`w${i}`)}`,
+        ),
+        sql` UNION ALL `,
+      )}`.execute(db);
+  for (const row of found.rows) rows.get(Number(row.server_id))?.push({ ...row, ts: Number(row.ts) });
+  return rows;
 }
 
 /** Every stored sample of a server in a time range, whatever its resolution, oldest first. */

@@ -1,6 +1,7 @@
-import type { Insertable, Updateable } from 'kysely';
+import { type Insertable, sql, type Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 import { runCompiled } from './compiled.js';
+import { isPostgres } from './dialect.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -47,6 +48,79 @@ export async function updateServer(db: Database, id: number, fields: Updateable<
   await db.updateTable('servers').set(fields).where('id', '=', id).execute();
 }
 
+/** What a check-in writes on its server's row. */
+export type CheckinFields = Required<
+  Pick<
+    Updateable<ServersTable>,
+    | 'hostname'
+    | 'public_ip'
+    | 'facts'
+    | 'agent_version'
+    | 'last_seen'
+    | 'latest_sample'
+    | 'score_base'
+    | 'score_base_total'
+    | 'attacks_active'
+  >
+> & { id: number };
+
+/**
+ * The rows of a group of check-ins (one per server): on PostgreSQL one UPDATE … FROM unnest(…)
+ * whatever the group's size, a round trip instead of one per server; on SQLite, whose statements
+ * cost no round trip, one prepared UPDATE each.
+ */
+export async function updateServersAfterCheckin(db: Database, rows: CheckinFields[]) {
+  if (!isPostgres(db)) {
+    for (const r of rows) {
+      await runCompiled(
+        db,
+        'updateServerAfterCheckin',
+        (d) =>
+          d
+            .updateTable('servers')
+            .set({
+              hostname: '',
+              public_ip: '',
+              facts: '',
+              agent_version: '',
+              last_seen: 0,
+              latest_sample: '',
+              score_base: '',
+              score_base_total: 0,
+              attacks_active: 0,
+            })
+            .where('id', '=', 0),
+        [
+          r.hostname,
+          r.public_ip,
+          r.facts,
+          r.agent_version,
+          r.last_seen,
+          r.latest_sample,
+          r.score_base,
+          r.score_base_total,
+          r.attacks_active,
+          r.id,
+        ],
+      );
+    }
+    return;
+  }
+  if (rows.length === 0) return;
+  const column = <K extends keyof CheckinFields>(key: K) => rows.map((r) => r[key]);
+  await sql`UPDATE servers AS s SET
+      hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, attacks_active = v.attacks_active
+    FROM unnest(${column('id')}::bigint[], ${column('hostname')}::text[], ${column('public_ip')}::text[],
+      ${column('facts')}::text[], ${column('agent_version')}::text[], ${column('last_seen')}::bigint[],
+      ${column('latest_sample')}::text[], ${column('score_base')}::text[], ${column('score_base_total')}::integer[],
+      ${column('attacks_active')}::integer[])
+      AS v(id, hostname, public_ip, facts, agent_version, last_seen, latest_sample, score_base, score_base_total,
+        attacks_active)
+    WHERE s.id = v.id`.execute(db);
+}
+
 export async function deleteServer(db: Database, accountId: number, id: number) {
   const result = await db
     .deleteFrom('servers')
@@ -79,6 +153,23 @@ export async function findServerByDaemonToken(db: Database, tokenHash: string) {
     .where('servers.daemon_token_hash', '=', tokenHash)
     .where('accounts.disabled_at', 'is', null)
     .executeTakeFirst();
+}
+
+/** The servers (id, account, name) whose daemon tokens hash to `tokenHashes`, if their accounts are enabled (check-ins). */
+export async function findServersByDaemonTokens(
+  db: Database,
+  tokenHashes: string[],
+): Promise<Map<string, { id: number; account_id: number; name: string }>> {
+  const rows = await db
+    .selectFrom('servers')
+    .innerJoin('accounts', 'accounts.id', 'servers.account_id')
+    .select(['servers.id', 'servers.account_id', 'servers.name', 'servers.daemon_token_hash'])
+    .where('servers.daemon_token_hash', 'in', tokenHashes)
+    .where('accounts.disabled_at', 'is', null)
+    .execute();
+  return new Map(
+    rows.map((r) => [r.daemon_token_hash!, { id: Number(r.id), account_id: Number(r.account_id), name: r.name }]),
+  );
 }
 
 /** Servers of any account that checked in since `since` and whose latest call from the console failed. */

@@ -22,6 +22,7 @@ import {
 } from '../repositories/benchmarks.repository.js';
 import { serverFactsText } from '../repositories/servers.repository.js';
 import { parseInput } from '../validation.js';
+import { createBatchLoader } from './batch-loader.js';
 import type { CatalogService } from './catalog.service.js';
 import { runView, type ServersService, serverFacts, storedReport } from './servers/index.js';
 
@@ -105,6 +106,11 @@ export interface BenchmarksDeps {
 }
 
 export function createBenchmarksService({ db, clock, servers, catalog }: BenchmarksDeps) {
+  // Asked at every check-in: the check-ins of one turn of the event loop share one query.
+  const pendingRuns = createBatchLoader((serverIds: number[]) =>
+    runsToHandOut(db, serverIds, clock() - HANDOUT_RETRY_MS),
+  );
+
   /** The run a bmt_ token belongs to; the path's run id must be that run (another run's token is refused). */
   async function runForToken(rawToken: string | null, runId: number | null): Promise<BenchmarkRunRow> {
     if (!rawToken || !isWellFormedToken('benchmark', rawToken)) throw unauthorized('missing or invalid run token');
@@ -168,7 +174,7 @@ export function createBenchmarksService({ db, clock, servers, catalog }: Benchma
     async jobsFor(serverId: number): Promise<BenchmarkJob[]> {
       const now = clock();
       const jobs: BenchmarkJob[] = [];
-      for (const run of await runsToHandOut(db, serverId, now - HANDOUT_RETRY_MS)) {
+      for (const run of (await pendingRuns(serverId)) ?? []) {
         const token = generateToken('benchmark');
         if (await updateRunIf(db, run.id, ['pending'], { token_hash: hashToken(token), handed_at: now })) {
           jobs.push({

@@ -9,47 +9,18 @@ import {
 import type { ConsoleConfig } from '../config.js';
 import type { Database, SampleRow } from '../db/schema.js';
 import { badRequest, unauthorized } from '../errors.js';
-import { parseJson } from '../json.js';
 import {
   deleteSamples,
   deleteSamplesOlderThan,
   insertSample,
-  rawSamplesSince,
-  rawSampleTimes,
   samplesOlderThan,
 } from '../repositories/samples.repository.js';
-import { findServerByDaemonToken, updateServer } from '../repositories/servers.repository.js';
-import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
+import { findServersByDaemonTokens } from '../repositories/servers.repository.js';
+import { createBatchLoader } from './batch-loader.js';
+import { createCheckinWriter } from './checkin-writer.js';
 
-const SAMPLE_COLUMNS = [
-  'ts',
-  'cpu_pct',
-  'mem_used_mb',
-  'mem_total_mb',
-  'disk_used_pct',
-  'load1',
-  'rx_bps',
-  'tx_bps',
-] as const;
 /** How far an agent's clock may be off before the console's own receive time is used instead. */
 const CLOCK_SKEW_MS = 5 * 60_000;
-
-function toScoreSample(row: Pick<SampleRow, (typeof SAMPLE_COLUMNS)[number] | 'extra'>): ScoreSample {
-  const extra = parseJson<Record<string, unknown>>(row.extra, {});
-  const num = (k: string) => (typeof extra[k] === 'number' ? (extra[k] as number) : undefined);
-  return {
-    ts: row.ts,
-    cpu_pct: row.cpu_pct,
-    mem_used_mb: row.mem_used_mb,
-    mem_total_mb: row.mem_total_mb,
-    disk_used_pct: row.disk_used_pct,
-    load1: row.load1,
-    disk_mount: typeof extra.disk_mount === 'string' ? extra.disk_mount : undefined,
-    rx_pps: num('rx_pps'),
-    tx_pps: num('tx_pps'),
-    net_errors_ps: num('net_errors_ps'),
-  };
-}
 
 /** A check-in sample as a `samples` row: the eight figures in columns, the rest as `extra` JSON. */
 function sampleRow(sample: CheckinSample, ts: number) {
@@ -92,6 +63,8 @@ export function createCheckinsService({
 }) {
   const jobSources: JobSource[] = [];
   const listeners: CheckinListener[] = [];
+  const writer = createCheckinWriter(db);
+  const serverOfToken = createBatchLoader((hashes: string[]) => findServersByDaemonTokens(db, hashes));
 
   return {
     addJobSource(source: JobSource) {
@@ -102,11 +75,14 @@ export function createCheckinsService({
       listeners.push(listener);
     },
 
-    /** Stores facts and the sample, refreshes the score, and answers the interval and pending jobs. */
+    /**
+     * Stores facts and the sample, refreshes the score, and answers the interval and pending jobs.
+     * The write is group-committed with other check-ins (checkin-writer.ts) and done before the answer.
+     */
     async checkin(rawToken: string, body: unknown) {
       if (!isWellFormedToken('daemon', rawToken)) throw unauthorized('invalid daemon token');
-      const server = await findServerByDaemonToken(db, hashToken(rawToken));
-      if (!server) throw unauthorized('invalid daemon token');
+      const server = await serverOfToken(hashToken(rawToken));
+      if (server === undefined) throw unauthorized('invalid daemon token');
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw badRequest('body: expected a JSON object');
       }
@@ -128,34 +104,22 @@ export function createCheckinsService({
         (p) => p.ts >= oldest && p.ts <= now + CLOCK_SKEW_MS && p.ts !== ts,
       );
 
-      await db.transaction().execute(async (trx) => {
-        const known = await rawSampleTimes(
-          trx,
-          server.id,
-          past.map((p) => p.ts),
-        );
-        for (const p of past) {
-          if (known.has(p.ts)) continue;
-          known.add(p.ts);
-          await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sampleRow(p, p.ts) });
-        }
-        await insertSample(trx, { server_id: server.id, resolution: 'raw', ...sample });
-        const recent = await rawSamplesSince(trx, server.id, ts - SCORE_WINDOW_MS);
-        const base = scoreFromSamples(recent.map(toScoreSample), cores);
-        await updateServer(trx, server.id, {
+      await writer.write({
+        serverId: server.id,
+        sample,
+        past: past.map((p) => sampleRow(p, p.ts)),
+        cores,
+        fields: {
           hostname: input.hostname,
           public_ip: input.public_ip ?? null,
           facts: JSON.stringify(input.facts),
           agent_version: input.agent_version,
           last_seen: now,
           latest_sample: JSON.stringify({ ...input.sample, ts }),
-          score_base: JSON.stringify(base),
-          score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
           attacks_active: activeAttacks(input.sample.attacks_active),
-        });
+        },
       });
-      const who = { id: Number(server.id), account_id: Number(server.account_id), name: server.name };
-      for (const listener of listeners) await listener(who, input.bans ?? []);
+      for (const listener of listeners) await listener(server, input.bans ?? []);
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
       const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };
       return answer;
