@@ -5,12 +5,13 @@
 // when the attack is over: the attack travels in the agent's check-ins (docs/alerts.md, "Rules").
 // Needs root, `ip` and `nft`: in CI their absence fails the suite; locally it is skipped with the reason.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { rootSuite, signatureValid, spawnCaptured, startReceiver } from '@palisade/testkit';
+import { agentNetwork } from './support/netns.js';
 import {
   AGENT_CLI,
   agentKey,
@@ -21,21 +22,13 @@ import {
 } from './support/processes.js';
 
 const HELPER = fileURLToPath(new URL('../../packages/agent/dist/test/netns-helper.js', import.meta.url));
-const tag = (process.pid % 100000).toString(36);
-const NS_AGENT = `paa-${tag}`;
-const NS_FLOOD = `paf-${tag}`;
 /** Host ↔ agent (the console's network) and agent ↔ flooder (the attacker's). */
-const NET = process.pid % 250;
-const HOST_IP = `10.83.${NET}.1`;
-const AGENT_IP = `10.83.${NET}.2`;
-const AGENT_EDGE_IP = `10.84.${NET}.1`;
-const FLOODER = `10.84.${NET}.2`;
+const network = agentNetwork('pa', 83, 84);
+const { agentNs: NS_AGENT, hostIp: HOST_IP, agentIp: AGENT_IP, agentEdgeIp: AGENT_EDGE_IP } = network;
+const { outsideNs: NS_FLOOD, outsideIp: FLOODER } = network;
 const PORT = 9741;
 
 const suite = rootSuite('attack alert', ['ip', 'nft'], '.ci/run installs nftables and iproute2');
-
-const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
-const inNs = (ns: string, args: string[]) => sh('ip', ['netns', 'exec', ns, 'ip', ...args]);
 
 interface Alert {
   kind: string;
@@ -65,10 +58,7 @@ describe('an attack on a real agent reaches the alert channels (root, nftables)'
     return { status: res.status, body: text ? (JSON.parse(text) as any) : null, text };
   }
 
-  const removeNamespaces = () => {
-    for (const ns of [NS_AGENT, NS_FLOOD]) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-    spawnSync('ip', ['link', 'del', `pah-${tag}`], { stdio: 'ignore' });
-  };
+  const removeNamespaces = network.remove;
   const killAll = () => {
     if (flooder && flooder.exitCode === null && flooder.signalCode === null) flooder.kill('SIGKILL');
   };
@@ -78,43 +68,9 @@ describe('an attack on a real agent reaches the alert channels (root, nftables)'
   });
 
   before(async () => {
-    removeNamespaces();
     // The agent's namespace reaches the console through one veth pair (as over a network), and is
     // reached by the flooder's namespace through another.
-    sh('ip', ['netns', 'add', NS_AGENT]);
-    sh('ip', ['netns', 'add', NS_FLOOD]);
-    sh('ip', ['link', 'add', `pah-${tag}`, 'type', 'veth', 'peer', 'name', `paha-${tag}`]);
-    sh('ip', ['link', 'set', `paha-${tag}`, 'netns', NS_AGENT]);
-    sh('ip', ['addr', 'add', `${HOST_IP}/24`, 'dev', `pah-${tag}`]);
-    sh('ip', ['link', 'set', `pah-${tag}`, 'up']);
-    sh('ip', [
-      'link',
-      'add',
-      `paf-${tag}`,
-      'netns',
-      NS_AGENT,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      `pafc-${tag}`,
-      'netns',
-      NS_FLOOD,
-    ]);
-    for (const args of [
-      ['link', 'set', 'lo', 'up'],
-      ['addr', 'add', `${AGENT_IP}/24`, 'dev', `paha-${tag}`],
-      ['link', 'set', `paha-${tag}`, 'up'],
-      ['addr', 'add', `${AGENT_EDGE_IP}/24`, 'dev', `paf-${tag}`],
-      ['link', 'set', `paf-${tag}`, 'up'],
-    ])
-      inNs(NS_AGENT, args);
-    for (const args of [
-      ['link', 'set', 'lo', 'up'],
-      ['addr', 'add', `${FLOODER}/24`, 'dev', `pafc-${tag}`],
-      ['link', 'set', `pafc-${tag}`, 'up'],
-    ])
-      inNs(NS_FLOOD, args);
+    network.create();
 
     consoleProc = await startConsoleProcess({
       PALISADE_DATA_DIR: join(dir.path, 'console'),

@@ -4,12 +4,13 @@
 // firewall then drops the attacker's connections from a third namespace.
 // Needs root, `ip` and `nft`: in CI their absence fails the suite; locally it is skipped with the reason.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { rootSuite, runToEnd, spawnCaptured } from '@palisade/testkit';
+import { agentNetwork } from './support/netns.js';
 import {
   AGENT_CLI,
   type AgentProcess,
@@ -23,21 +24,15 @@ import {
 } from './support/processes.js';
 
 const HELPER = fileURLToPath(new URL('../../packages/agent/dist/test/netns-helper.js', import.meta.url));
-const tag = (process.pid % 100000).toString(36);
-const NS_AGENT = `pfa-${tag}`;
-const NS_ATTACKER = `pfx-${tag}`;
 /** Host ↔ second server (the console's network), and second server ↔ attacker. */
-const NET = process.pid % 250;
-const HOST_IP = `10.87.${NET}.1`;
-const AGENT_IP = `10.87.${NET}.2`;
-const AGENT_EDGE_IP = `10.88.${NET}.1`;
-const ATTACKER = `10.88.${NET}.2`;
+const network = agentNetwork('pf', 87, 88);
+const { agentNs: NS_AGENT, hostIp: HOST_IP, agentIp: AGENT_IP, agentEdgeIp: AGENT_EDGE_IP } = network;
+const { outsideNs: NS_ATTACKER, outsideIp: ATTACKER } = network;
 const PORT = 9743;
 
 const suite = rootSuite('fleet ban in nftables', ['ip', 'nft'], '.ci/run installs nftables and iproute2');
 
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
-const inNs = (ns: string, args: string[]) => sh('ip', ['netns', 'exec', ns, 'ip', ...args]);
 
 /** Can the attacker open a connection to the second server's port? */
 async function attackerConnects(): Promise<boolean> {
@@ -76,48 +71,11 @@ describe('a ban propagated by the console drops the attacker on the second serve
     return { status: res.status, body: text ? (JSON.parse(text) as any) : null, text };
   }
 
-  const removeNamespaces = () => {
-    for (const ns of [NS_AGENT, NS_ATTACKER]) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-    spawnSync('ip', ['link', 'del', `pfh-${tag}`], { stdio: 'ignore' });
-  };
+  const removeNamespaces = network.remove;
   process.on('exit', removeNamespaces);
 
   before(async () => {
-    removeNamespaces();
-    sh('ip', ['netns', 'add', NS_AGENT]);
-    sh('ip', ['netns', 'add', NS_ATTACKER]);
-    sh('ip', ['link', 'add', `pfh-${tag}`, 'type', 'veth', 'peer', 'name', `pfha-${tag}`]);
-    sh('ip', ['link', 'set', `pfha-${tag}`, 'netns', NS_AGENT]);
-    sh('ip', ['addr', 'add', `${HOST_IP}/24`, 'dev', `pfh-${tag}`]);
-    sh('ip', ['link', 'set', `pfh-${tag}`, 'up']);
-    sh('ip', [
-      'link',
-      'add',
-      `pfx-${tag}`,
-      'netns',
-      NS_AGENT,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      `pfxc-${tag}`,
-      'netns',
-      NS_ATTACKER,
-    ]);
-    for (const args of [
-      ['link', 'set', 'lo', 'up'],
-      ['addr', 'add', `${AGENT_IP}/24`, 'dev', `pfha-${tag}`],
-      ['link', 'set', `pfha-${tag}`, 'up'],
-      ['addr', 'add', `${AGENT_EDGE_IP}/24`, 'dev', `pfx-${tag}`],
-      ['link', 'set', `pfx-${tag}`, 'up'],
-    ])
-      inNs(NS_AGENT, args);
-    for (const args of [
-      ['link', 'set', 'lo', 'up'],
-      ['addr', 'add', `${ATTACKER}/24`, 'dev', `pfxc-${tag}`],
-      ['link', 'set', `pfxc-${tag}`, 'up'],
-    ])
-      inNs(NS_ATTACKER, args);
+    network.create();
 
     consoleProc = await startConsoleProcess({
       PALISADE_DATA_DIR: join(dir.path, 'console'),
