@@ -86,6 +86,20 @@ export const entriesOfPolicy = (db: Database, policyId: number) =>
     .where('active_key', 'is not', null)
     .execute();
 
+/** A policy's entries in force follow its scope: the servers that hold them are worked out from it. */
+export async function setPolicyEntriesScope(
+  db: Database,
+  policyId: number,
+  scope: Pick<FleetEntriesTable, 'scope_kind' | 'scope_tags' | 'scope_product_id'>,
+) {
+  await db
+    .updateTable('fleet_entries')
+    .set(scope)
+    .where('policy_id', '=', policyId)
+    .where('active_key', 'is not', null)
+    .execute();
+}
+
 /** Entries in force whose time is up: they no longer count (each agent drops them by their ttl). */
 export async function retireExpiredEntries(db: Database, now: number) {
   await db

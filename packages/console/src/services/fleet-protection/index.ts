@@ -16,6 +16,7 @@ import {
   retireExpiredEntries,
   retryServerNow,
   scopeServers,
+  setPolicyEntriesScope,
   updatePolicy,
   wantAbsent,
   wantAbsentForced,
@@ -127,15 +128,31 @@ export function createFleetService({
       outcome: 'done',
     });
 
-  /** Makes the servers that should hold a policy entry hold it, and the others drop it (keeping their own). */
-  async function reconcilePolicyEntries(accountId: number, policyId: number, scope: Scope) {
+  /**
+   * Makes each server hold the entries in force whose scope includes it (but the one that banned the
+   * address first), and asks a server that left an entry's scope to drop what it got from it: the
+   * propagator keeps an address the server held of its own. `onlyServer` limits the work to one
+   * server (it was added, or its tags changed); without it, every server of the account.
+   */
+  async function reconcile(accountId: number, entries: EntryRow[], onlyServer?: number) {
+    if (entries.length === 0) return;
     const now = clock();
-    const all = await targets(accountId, scope);
-    for (const entry of await entriesOfPolicy(db, policyId)) {
-      const wanted = new Set(all.map((s) => s.id).filter((id) => id !== Number(entry.origin_server_id)));
+    const only = (id: number) => onlyServer === undefined || id === onlyServer;
+    const all = (await scopeServers(db, accountId)).filter((s) => only(Number(s.id)));
+    const apps = await applicationsOf(
+      db,
+      entries.map((e) => Number(e.id)),
+    );
+    for (const entry of entries) {
+      const scope = scopeOf(entry);
+      const wanted = new Set(
+        all
+          .filter((s) => inScope(scope, s) && Number(s.id) !== Number(entry.origin_server_id))
+          .map((s) => Number(s.id)),
+      );
       const present = new Set(
-        (await applicationsOf(db, [Number(entry.id)]))
-          .filter((a) => a.want === 'present')
+        apps
+          .filter((a) => Number(a.entry_id) === Number(entry.id) && a.want === 'present' && only(Number(a.server_id)))
           .map((a) => Number(a.server_id)),
       );
       await wantPresent(
@@ -150,6 +167,16 @@ export function createFleetService({
         force: false,
       });
     }
+  }
+
+  /** A policy's new scope: its entries in force take it, and the servers follow. */
+  async function reconcilePolicyEntries(accountId: number, policyId: number, scope: Scope) {
+    await setPolicyEntriesScope(db, policyId, {
+      scope_kind: scope.scope,
+      scope_tags: tagsText(scope.tags),
+      scope_product_id: scope.product_id,
+    });
+    await reconcile(accountId, await entriesOfPolicy(db, policyId));
   }
 
   /** Creates an entry in force and asks each target for it; null when the address already has one. */
@@ -330,6 +357,17 @@ export function createFleetService({
     },
 
     // ---- propagation ----
+
+    /**
+     * A server was added or its tags changed: it gets the entries in force whose scope now includes
+     * it, and drops those it got from a scope it left (keeping its own). Called by the servers
+     * service (services/plugins.ts), so every path that adds or changes a server is covered.
+     */
+    async serverChanged(accountId: number, serverId: number) {
+      await retireExpiredEntries(db, clock());
+      await reconcile(accountId, (await listActiveEntries(db, accountId)) as EntryRow[], Number(serverId));
+      kick();
+    },
 
     /**
      * A check-in arrived: the server gets at once what it missed, and each ban it reported that a
