@@ -16,11 +16,14 @@ import {
   retireExpiredEntries,
   retryServerNow,
   scopeServers,
+  serverApplications,
   setPolicyEntriesScope,
   updatePolicy,
   wantAbsent,
   wantAbsentForced,
+  wantAbsentOn,
   wantPresent,
+  wantPresentOn,
 } from '../../repositories/fleet.repository.js';
 import { findProduct } from '../../repositories/products.repository.js';
 import { requirePermission } from '../accounts.service.js';
@@ -136,37 +139,38 @@ export function createFleetService({
    */
   async function reconcile(accountId: number, entries: EntryRow[], onlyServer?: number) {
     if (entries.length === 0) return;
-    const now = clock();
     const only = (id: number) => onlyServer === undefined || id === onlyServer;
     const all = (await scopeServers(db, accountId)).filter((s) => only(Number(s.id)));
-    const apps = await applicationsOf(
-      db,
-      entries.map((e) => Number(e.id)),
+    const apps =
+      onlyServer === undefined
+        ? await applicationsOf(
+            db,
+            entries.map((e) => Number(e.id)),
+          )
+        : await serverApplications(db, onlyServer);
+    const present = new Set(
+      apps.filter((a) => a.want === 'present').map((a) => `${Number(a.entry_id)}:${Number(a.server_id)}`),
     );
+    const add: { entryId: number; serverId: number }[] = [];
+    const drop = new Map<number, number[]>();
     for (const entry of entries) {
+      const entryId = Number(entry.id);
       const scope = scopeOf(entry);
-      const wanted = new Set(
-        all
-          .filter((s) => inScope(scope, s) && Number(s.id) !== Number(entry.origin_server_id))
-          .map((s) => Number(s.id)),
-      );
-      const present = new Set(
-        apps
-          .filter((a) => Number(a.entry_id) === Number(entry.id) && a.want === 'present' && only(Number(a.server_id)))
-          .map((a) => Number(a.server_id)),
-      );
-      await wantPresent(
-        db,
-        accountId,
-        Number(entry.id),
-        [...wanted].filter((id) => !present.has(id)),
-        now,
-      );
-      await wantAbsent(db, Number(entry.id), now, {
-        serverIds: [...present].filter((id) => !wanted.has(id)),
-        force: false,
-      });
+      for (const s of all) {
+        const serverId = Number(s.id);
+        const wanted = inScope(scope, s) && serverId !== Number(entry.origin_server_id);
+        const held = present.has(`${entryId}:${serverId}`);
+        if (wanted && !held) add.push({ entryId, serverId });
+        if (!wanted && held) {
+          const entryIds = drop.get(serverId) ?? [];
+          entryIds.push(entryId);
+          drop.set(serverId, entryIds);
+        }
+      }
     }
+    const now = clock();
+    await wantPresentOn(db, accountId, add, now);
+    for (const [serverId, entryIds] of drop) await wantAbsentOn(db, serverId, entryIds, now);
   }
 
   /** A policy's new scope: its entries in force take it, and the servers follow. */
