@@ -294,5 +294,57 @@ for (const setup of setups) {
         assert.deepEqual(fleet.map((e: { ip: string }) => e.ip).sort(), [...ips].sort(), `edge-${i + 1}`);
       }
     });
+
+    test('a server that joins a scope by its tags gets the entry; one that leaves drops it but keeps its own', async () => {
+      const ip = '203.0.113.99';
+      const holds = async (server: number) => {
+        const res = await call('GET', `/api/servers/${serverIds[server]}/control?path=blacklist`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return res.body.entries.find((e: { ip: string }) => e.ip === ip) as { note?: string } | undefined;
+      };
+      const tag = async (server: number, tags: string[]) =>
+        assert.equal((await call('PATCH', `/api/servers/${serverIds[server]}`, { tags }, server)).status, 200);
+      await tag(1, ['edge']);
+      await tag(2, ['edge']);
+      // edge-3 bans the address of its own first (a user's entry, not the fleet's).
+      const own = await call('POST', `/api/servers/${serverIds[2]}/control?path=blacklist`, { ip, note: 'by hand' });
+      assert.equal(own.status, 200, JSON.stringify(own.body));
+      const added = await call('POST', '/api/fleet/entries', { list: 'black', ip, scope: 'tags', tags: ['edge'] });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+      const applied = (want: number) =>
+        eventually(`the entry applied on ${want} servers`, async () => {
+          const [entry] = (await call('GET', `/api/fleet/addresses?ip=${ip}`)).body.data.entries;
+          return entry?.counts.applied === want && entry.counts.pending === 0 ? entry : undefined;
+        });
+      await applied(2);
+      assert.equal(await holds(0), undefined, 'edge-1 is not tagged edge');
+
+      await tag(0, ['edge']);
+      await applied(3);
+      assert.match((await holds(0))?.note ?? '', /^fleet:\d+ /, 'edge-1 joined the scope and got it');
+
+      await tag(1, []);
+      await tag(2, []);
+      await eventually('edge-2 drops the propagated entry', async () =>
+        (await holds(1)) === undefined ? true : undefined,
+      );
+      const [entry] = (await call('GET', `/api/fleet/addresses?ip=${ip}`)).body.data.entries;
+      const third = await eventually('edge-3 settles', async () => {
+        const app = (
+          (await call('GET', `/api/fleet/addresses?ip=${ip}`)).body.data.entries[0].servers as {
+            server_id: number;
+            want: string;
+            state: string;
+            reason: string | null;
+          }[]
+        ).find((s) => s.server_id === serverIds[2]);
+        return app?.want === 'absent' && app.state === 'applied' ? app : undefined;
+      });
+      assert.equal(third.reason, 'kept: the server held this address before the fleet entry');
+      // Still there (the agent took the fleet's note when the fleet added it again: lists.ts `add`).
+      assert.ok(await holds(2), 'edge-3 keeps its own ban');
+      assert.match((await holds(0))?.note ?? '', /^fleet:/, 'edge-1 is still in the scope');
+      assert.equal(entry.lifted_at, null);
+    });
   });
 }

@@ -273,5 +273,94 @@ for (const dialect of dialects()) {
       assert.ok(audit.some((e) => e.action === 'fleet.entry' && e.summary === 'lifted 203.0.113.50 (blacklist)'));
       assert.ok(audit.some((e) => e.action === 'fleet.policy' && e.actor === owner.email));
     });
+
+    test('a server added later, or retagged, follows the scopes of the entries in force; one that leaves keeps its own', async () => {
+      const wants = async (ip: string) =>
+        (await call(owner, 'GET', `/api/fleet/addresses?ip=${ip}`))
+          .json()
+          .data.entries[0].servers.map((s: { server_name: string; want: string }) => `${s.server_name} ${s.want}`);
+      const manual = await call(owner, 'POST', '/api/fleet/entries', {
+        list: 'black',
+        ip: '198.51.100.20',
+        scope: 'tags',
+        tags: ['web'],
+      });
+      assert.equal(manual.statusCode, 201, manual.body);
+      assert.equal((await checkin(0, [ban('203.0.113.80')])).statusCode, 200, 'web-1 bans; the web policy propagates');
+      assert.deepEqual(await wants('198.51.100.20'), ['web-1 present', 'web-2 present']);
+      assert.deepEqual(await wants('203.0.113.80'), ['web-2 present']);
+
+      // A server registered through an enrolment token (outbound: the console never calls it here).
+      const productId = (await t.app.services.catalog.products(owner.id))[0]!.id;
+      const token = (await call(owner, 'POST', '/api/enrolment-tokens', { product_id: productId })).json().data.token;
+      const registered = await t.app.inject({
+        method: 'POST',
+        url: '/api/agent/register',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        payload: JSON.stringify({
+          name: 'web-3',
+          api_key: `agk_${'n'.repeat(40)}`,
+          api_url: 'https://web-3.example.net:9100',
+          port: 9100,
+          tls: false,
+          tls_fingerprint: null,
+          version: '0.1.0',
+          connect: 'outbound',
+        }),
+      });
+      assert.equal(registered.statusCode, 201, registered.body);
+      const web3 = registered.json().data.server_id;
+      assert.deepEqual(
+        await wants('192.0.2.1'),
+        ['web-1 present', 'web-2 present', 'db-1 present', 'web-3 present'],
+        'the fleet whitelist (scope all) reaches the new server',
+      );
+      assert.deepEqual(await wants('198.51.100.20'), ['web-1 present', 'web-2 present'], 'not tagged web yet');
+
+      // Tagged web: it gets the tagged list entry and the policy's entry, pending like the others.
+      const tagged = await call(owner, 'PATCH', `/api/servers/${web3}`, { tags: ['web'] });
+      assert.equal(tagged.statusCode, 200, tagged.body);
+      assert.deepEqual(await wants('198.51.100.20'), ['web-1 present', 'web-2 present', 'web-3 present']);
+      assert.deepEqual(
+        await wants('203.0.113.80'),
+        ['web-2 present', 'web-3 present'],
+        'never the server that banned it',
+      );
+      const [entry] = (await call(owner, 'GET', '/api/fleet/addresses?ip=198.51.100.20')).json().data.entries;
+      assert.equal(entry.servers.find((s: { server_id: number }) => s.server_id === web3).state, 'pending');
+
+      // web-2 held 198.51.100.20 of its own before the fleet entry: what the propagator stores when
+      // the agent answers `added: false` (e2e/fleet-protection.test.ts has a real agent do it).
+      await t.db
+        .updateTable('fleet_applications')
+        .set({ preexisting: 1 })
+        .where('entry_id', '=', entry.id)
+        .where('server_id', '=', servers[1]!.serverId)
+        .execute();
+      const untagged = await call(owner, 'PATCH', `/api/servers/${servers[1]!.serverId}`, { tags: [] });
+      assert.equal(untagged.statusCode, 200, untagged.body);
+      assert.deepEqual(await wants('198.51.100.20'), ['web-1 present', 'web-2 absent', 'web-3 present']);
+      assert.deepEqual(await wants('203.0.113.80'), ['web-2 absent', 'web-3 present']);
+      assert.deepEqual(
+        await wants('192.0.2.1'),
+        ['web-1 present', 'web-2 present', 'db-1 present', 'web-3 present'],
+        'still in the whitelist’s scope',
+      );
+      await t.app.services.fleet.settle();
+      await t.app.services.fleet.round();
+      const state = async (ip: string) => {
+        const [e] = (await call(owner, 'GET', `/api/fleet/addresses?ip=${ip}`)).json().data.entries;
+        const app = e.servers.find((s: { server_name: string }) => s.server_name === 'web-2');
+        return [app.state, app.reason];
+      };
+      assert.deepEqual(
+        await state('198.51.100.20'),
+        ['applied', 'kept: the server held this address before the fleet entry'],
+        'its own ban stays',
+      );
+      const [dropping, why] = await state('203.0.113.80');
+      assert.equal(dropping, 'pending', 'the propagated one is taken off (once the server answers)');
+      assert.match(why, /agent address refused/);
+    });
   });
 }

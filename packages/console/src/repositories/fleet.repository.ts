@@ -86,6 +86,20 @@ export const entriesOfPolicy = (db: Database, policyId: number) =>
     .where('active_key', 'is not', null)
     .execute();
 
+/** A policy's entries in force follow its scope: the servers that hold them are worked out from it. */
+export async function setPolicyEntriesScope(
+  db: Database,
+  policyId: number,
+  scope: Pick<FleetEntriesTable, 'scope_kind' | 'scope_tags' | 'scope_product_id'>,
+) {
+  await db
+    .updateTable('fleet_entries')
+    .set(scope)
+    .where('policy_id', '=', policyId)
+    .where('active_key', 'is not', null)
+    .execute();
+}
+
 /** Entries in force whose time is up: they no longer count (each agent drops them by their ttl). */
 export async function retireExpiredEntries(db: Database, now: number) {
   await db
@@ -109,26 +123,45 @@ export async function liftEntry(db: Database, id: number, now: number, by: strin
 
 // ---- applications: one entry on one server ----
 
+/** Rows per statement when many applications are written at once (well under either dialect's parameter limit). */
+const CHUNK = 500;
+
 /** Asks for the entry on these servers (again, when it had been dropped there). */
-export async function wantPresent(db: Database, accountId: number, entryId: number, serverIds: number[], now: number) {
-  for (const serverId of serverIds) {
+export const wantPresent = (db: Database, accountId: number, entryId: number, serverIds: number[], now: number) =>
+  wantPresentOn(
+    db,
+    accountId,
+    serverIds.map((serverId) => ({ entryId, serverId })),
+    now,
+  );
+
+/** Asks for each entry on its server, many in one statement. */
+export async function wantPresentOn(
+  db: Database,
+  accountId: number,
+  pairs: { entryId: number; serverId: number }[],
+  now: number,
+) {
+  for (let i = 0; i < pairs.length; i += CHUNK) {
     await db
       .insertInto('fleet_applications')
-      .values({
-        entry_id: entryId,
-        server_id: serverId,
-        account_id: accountId,
-        want: 'present',
-        force: 0,
-        state: 'pending',
-        reason: null,
-        attempts: 0,
-        next_attempt_at: now,
-        locked_until: 0,
-        applied_at: null,
-        preexisting: 0,
-        updated_at: now,
-      })
+      .values(
+        pairs.slice(i, i + CHUNK).map(({ entryId, serverId }) => ({
+          entry_id: entryId,
+          server_id: serverId,
+          account_id: accountId,
+          want: 'present' as const,
+          force: 0,
+          state: 'pending' as const,
+          reason: null,
+          attempts: 0,
+          next_attempt_at: now,
+          locked_until: 0,
+          applied_at: null,
+          preexisting: 0,
+          updated_at: now,
+        })),
+      )
       .onConflict((oc) =>
         oc.columns(['entry_id', 'server_id']).doUpdateSet({
           want: 'present',
@@ -139,6 +172,27 @@ export async function wantPresent(db: Database, accountId: number, entryId: numb
           updated_at: now,
         }),
       )
+      .execute();
+  }
+}
+
+/** Asks one server to drop these entries it got from the fleet (its own stay: the propagator keeps them). */
+export async function wantAbsentOn(db: Database, serverId: number, entryIds: number[], now: number) {
+  for (let i = 0; i < entryIds.length; i += CHUNK) {
+    await db
+      .updateTable('fleet_applications')
+      .set({
+        want: 'absent',
+        force: 0,
+        state: 'pending',
+        reason: null,
+        attempts: 0,
+        next_attempt_at: now,
+        updated_at: now,
+      })
+      .where('server_id', '=', serverId)
+      .where('entry_id', 'in', entryIds.slice(i, i + CHUNK))
+      .where('want', '=', 'present')
       .execute();
   }
 }
@@ -281,6 +335,14 @@ export async function finishApplication(
   if (Number(res.numUpdatedRows) === 0)
     await db.updateTable('fleet_applications').set({ locked_until: 0 }).where('id', '=', id).execute();
 }
+
+/** What one server was asked to hold or drop, by entry. */
+export const serverApplications = (db: Database, serverId: number) =>
+  db
+    .selectFrom('fleet_applications')
+    .select(['entry_id', 'server_id', 'want'])
+    .where('server_id', '=', serverId)
+    .execute();
 
 /** Each entry's applications with the server's name. */
 export const applicationsOf = (db: Database, entryIds: number[]) =>

@@ -116,6 +116,7 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   define('fleet', ['servers', 'audit', 'checkins'], ({ db, clock }, s) => {
     const fleet = createFleetService({ db, clock, servers: s.servers, audit: s.audit });
     s.checkins.addListener((server, bans) => fleet.checkedIn(server, bans)); // bans reported in check-ins propagate
+    s.servers.addChangeListener((accountId, serverId) => fleet.serverChanged(accountId, serverId)); // new or retagged servers follow the scopes
     return fleet;
   }),
   define('health', [], ({ db, clock }) => createHealthService({ db, clock })),

@@ -16,10 +16,14 @@ import {
   retireExpiredEntries,
   retryServerNow,
   scopeServers,
+  serverApplications,
+  setPolicyEntriesScope,
   updatePolicy,
   wantAbsent,
   wantAbsentForced,
+  wantAbsentOn,
   wantPresent,
+  wantPresentOn,
 } from '../../repositories/fleet.repository.js';
 import { findProduct } from '../../repositories/products.repository.js';
 import { requirePermission } from '../accounts.service.js';
@@ -127,29 +131,56 @@ export function createFleetService({
       outcome: 'done',
     });
 
-  /** Makes the servers that should hold a policy entry hold it, and the others drop it (keeping their own). */
-  async function reconcilePolicyEntries(accountId: number, policyId: number, scope: Scope) {
-    const now = clock();
-    const all = await targets(accountId, scope);
-    for (const entry of await entriesOfPolicy(db, policyId)) {
-      const wanted = new Set(all.map((s) => s.id).filter((id) => id !== Number(entry.origin_server_id)));
-      const present = new Set(
-        (await applicationsOf(db, [Number(entry.id)]))
-          .filter((a) => a.want === 'present')
-          .map((a) => Number(a.server_id)),
-      );
-      await wantPresent(
-        db,
-        accountId,
-        Number(entry.id),
-        [...wanted].filter((id) => !present.has(id)),
-        now,
-      );
-      await wantAbsent(db, Number(entry.id), now, {
-        serverIds: [...present].filter((id) => !wanted.has(id)),
-        force: false,
-      });
+  /**
+   * Makes each server hold the entries in force whose scope includes it (but the one that banned the
+   * address first), and asks a server that left an entry's scope to drop what it got from it: the
+   * propagator keeps an address the server held of its own. `onlyServer` limits the work to one
+   * server (it was added, or its tags changed); without it, every server of the account.
+   */
+  async function reconcile(accountId: number, entries: EntryRow[], onlyServer?: number) {
+    if (entries.length === 0) return;
+    const only = (id: number) => onlyServer === undefined || id === onlyServer;
+    const all = (await scopeServers(db, accountId)).filter((s) => only(Number(s.id)));
+    const apps =
+      onlyServer === undefined
+        ? await applicationsOf(
+            db,
+            entries.map((e) => Number(e.id)),
+          )
+        : await serverApplications(db, onlyServer);
+    const present = new Set(
+      apps.filter((a) => a.want === 'present').map((a) => `${Number(a.entry_id)}:${Number(a.server_id)}`),
+    );
+    const add: { entryId: number; serverId: number }[] = [];
+    const drop = new Map<number, number[]>();
+    for (const entry of entries) {
+      const entryId = Number(entry.id);
+      const scope = scopeOf(entry);
+      for (const s of all) {
+        const serverId = Number(s.id);
+        const wanted = inScope(scope, s) && serverId !== Number(entry.origin_server_id);
+        const held = present.has(`${entryId}:${serverId}`);
+        if (wanted && !held) add.push({ entryId, serverId });
+        if (!wanted && held) {
+          const entryIds = drop.get(serverId) ?? [];
+          entryIds.push(entryId);
+          drop.set(serverId, entryIds);
+        }
+      }
     }
+    const now = clock();
+    await wantPresentOn(db, accountId, add, now);
+    for (const [serverId, entryIds] of drop) await wantAbsentOn(db, serverId, entryIds, now);
+  }
+
+  /** A policy's new scope: its entries in force take it, and the servers follow. */
+  async function reconcilePolicyEntries(accountId: number, policyId: number, scope: Scope) {
+    await setPolicyEntriesScope(db, policyId, {
+      scope_kind: scope.scope,
+      scope_tags: tagsText(scope.tags),
+      scope_product_id: scope.product_id,
+    });
+    await reconcile(accountId, await entriesOfPolicy(db, policyId));
   }
 
   /** Creates an entry in force and asks each target for it; null when the address already has one. */
@@ -330,6 +361,17 @@ export function createFleetService({
     },
 
     // ---- propagation ----
+
+    /**
+     * A server was added or its tags changed: it gets the entries in force whose scope now includes
+     * it, and drops those it got from a scope it left (keeping its own). Called by the servers
+     * service (services/plugins.ts), so every path that adds or changes a server is covered.
+     */
+    async serverChanged(accountId: number, serverId: number) {
+      await retireExpiredEntries(db, clock());
+      await reconcile(accountId, (await listActiveEntries(db, accountId)) as EntryRow[], Number(serverId));
+      kick();
+    },
 
     /**
      * A check-in arrived: the server gets at once what it missed, and each ban it reported that a

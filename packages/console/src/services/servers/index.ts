@@ -67,6 +67,9 @@ export interface ServersDeps {
   secrets: SecretBox;
 }
 
+/** Told when a server was added or what fleet scopes select by (its tags) changed (fleet policies plug in here). */
+export type ServerChangeListener = (accountId: number, serverId: number) => Promise<void>;
+
 /** Who is asking: the account, with the permissions its control calls are checked against. */
 type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
 
@@ -85,6 +88,10 @@ const RECHECK_PARALLEL = 10;
  */
 export function createServersService({ db, clock, config, outbound, secrets }: ServersDeps) {
   const links = createLinkRegistry(clock);
+  const changeListeners: ServerChangeListener[] = [];
+  const changed = async (accountId: number, serverId: number) => {
+    for (const listener of changeListeners) await listener(accountId, serverId);
+  };
   const agents = createAgentClient(outbound, config.agentTimeoutMs, clock, links);
 
   /**
@@ -215,6 +222,11 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
 
   return {
     requireServer,
+
+    addChangeListener(listener: ServerChangeListener) {
+      changeListeners.push(listener);
+    },
+
     /** This process's outbound links (routes/agent/link.ts holds them; docs/agent.md, "Outbound link"). */
     links,
 
@@ -310,6 +322,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
         await deleteServer(db, accountId, row.id); // nothing half-stored
         throw err;
       }
+      await changed(accountId, row.id);
       return serverView((await findServer(db, accountId, row.id))!, clock());
     },
 
@@ -320,7 +333,9 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
      */
     async register(accountId: number, input: NewServer, how: { connect: RegistrationConnect; version: string }) {
       const row = await insertChecked(accountId, input, how);
-      return { server: row, daemonToken: await newDaemonToken(row.id), connect: row.connect };
+      const daemonToken = await newDaemonToken(row.id);
+      await changed(accountId, row.id);
+      return { server: row, daemonToken, connect: row.connect };
     },
 
     /** Removes a server registered by `register` whose enrolment token was used up meanwhile. */
@@ -370,6 +385,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
         ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
         ...(pin !== row.tls_fingerprint ? { tls_fingerprint: pin } : {}),
       });
+      if (changes.tags !== undefined) await changed(accountId, id);
       return serverView((await findServer(db, accountId, id))!, clock());
     },
 
