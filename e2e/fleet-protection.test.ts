@@ -318,6 +318,7 @@ for (const setup of setups) {
         });
       await applied(2);
       assert.equal(await holds(0), undefined, 'edge-1 is not tagged edge');
+      assert.equal((await holds(2))?.note, 'by hand', 'the fleet does not overwrite a server’s own entry');
 
       await tag(0, ['edge']);
       await applied(3);
@@ -341,8 +342,7 @@ for (const setup of setups) {
         return app?.want === 'absent' && app.state === 'applied' ? app : undefined;
       });
       assert.equal(third.reason, 'kept: the server held this address before the fleet entry');
-      // Still there (the agent took the fleet's note when the fleet added it again: lists.ts `add`).
-      assert.ok(await holds(2), 'edge-3 keeps its own ban');
+      assert.equal((await holds(2))?.note, 'by hand', 'edge-3 keeps its own ban as it was');
       assert.match((await holds(0))?.note ?? '', /^fleet:/, 'edge-1 is still in the scope');
       assert.equal(entry.lifted_at, null);
     });

@@ -179,14 +179,24 @@ export function createPropagator({
     if (app.want === 'present' && expired(app))
       return finish(app, 'failed', 'expired before the server could be reached', 410);
     try {
+      // An entry is sent as an import of one: the agent skips an address it already holds, where a
+      // plain add would replace that entry's note and time (packages/agent/src/protection/lists.ts),
+      // so a server's own permanent ban would end when the fleet's entry does.
       const answer = await call(
         app,
         app.want === 'present' ? 'POST' : 'DELETE',
-        app.want === 'present' ? entryFor(app) : { ip: app.address },
+        app.want === 'present' ? [entryFor(app)] : { ip: app.address },
       );
-      const json = JSON.parse(answer.body.toString('utf8')) as { added?: boolean; error?: string };
+      const json = JSON.parse(answer.body.toString('utf8')) as {
+        skipped?: number;
+        invalid?: number;
+        invalid_examples?: string[];
+        error?: string;
+      };
+      if (answer.status < 400 && app.want === 'present' && (json.invalid ?? 0) > 0)
+        return finish(app, 'failed', `refused by the agent: ${json.invalid_examples?.[0] ?? 'invalid entry'}`, 400);
       if (answer.status < 400) {
-        const preexisting = app.want === 'present' && json.added === false ? 1 : 0;
+        const preexisting = app.want === 'present' && json.skipped === 1 ? 1 : 0;
         return finish(app, 'applied', null, answer.status, app.want === 'present' ? { preexisting } : {});
       }
       if (app.want === 'absent' && answer.status === 404) return finish(app, 'applied', 'already gone', 404);
