@@ -118,6 +118,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     createRateLimits({ redis, db: config.databaseUrl ? db : null, clock, prefix: config.redisPrefix }),
   );
   app.addHook('onClose', async () => app.outbound.close());
+  // Cached token lookups and v1 answers are trusted only while this process hears of changes.
+  await app.services.changes.listen(redis);
+  app.addHook('onClose', () => app.services.changes.close());
   if (redis) {
     // Outbound links held by another console process are reached through Redis (docs/deploy.md).
     const stopRelay = app.services.servers.links.relayThrough(redis, config.redisPrefix, (level, message) =>

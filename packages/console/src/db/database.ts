@@ -39,6 +39,19 @@ function withStatementCache(file: SQLite.Database) {
   };
 }
 
+/** SQLite connections by their Kysely instance, for dataVersion(). */
+const sqliteFiles = new WeakMap<object, SQLite.Database>();
+
+/**
+ * SQLite's `PRAGMA data_version` of the connection behind `db`: it moves whenever another connection
+ * (another process, the admin CLI) commits to the file, never for this connection's own writes.
+ * Read synchronously, without a query through Kysely; null on PostgreSQL.
+ */
+export function dataVersion(db: Database): number | null {
+  const file = sqliteFiles.get(db);
+  return file ? (file.pragma('data_version', { simple: true }) as number) : null;
+}
+
 type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
 
 /** Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest version. */
@@ -77,6 +90,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+    sqliteFiles.set(db, file);
   }
   try {
     // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.

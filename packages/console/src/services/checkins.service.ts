@@ -18,6 +18,7 @@ import {
   samplesOlderThan,
 } from '../repositories/samples.repository.js';
 import { findServerByDaemonToken, updateServer } from '../repositories/servers.repository.js';
+import type { ChangesService } from './changes.service.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
 
 const SAMPLE_COLUMNS = [
@@ -78,10 +79,13 @@ export function createCheckinsService({
   db,
   clock,
   config,
+  changes,
 }: {
   db: Database;
   clock: () => number;
   config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
+  /** A check-in changes the account's v1 answers: published after the commit. */
+  changes: Pick<ChangesService, 'changed'>;
 }) {
   const jobSources: JobSource[] = [];
 
@@ -142,6 +146,7 @@ export function createCheckinsService({
           attacks_active: activeAttacks(input.sample.attacks_active),
         });
       });
+      await changes.changed(server.account_id);
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
       const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };
       return answer;

@@ -15,6 +15,7 @@ import { serverTags } from './0013-server-tags.js';
 import { plansAndPaging } from './0014-plans-and-paging.js';
 import { auditLog } from './0016-audit-log.js';
 import { alertRuleTags } from './0017-alert-rule-tags.js';
+import { changeCounter } from './0021-change-counter.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -38,6 +39,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0014_plans_and_paging': plansAndPaging,
     '0016_audit_log': auditLog(dialect),
     '0017_alert_rule_tags': alertRuleTags,
+    '0021_change_counter': changeCounter,
   };
 }
 
