@@ -226,3 +226,26 @@ export function stopChild(child) {
   child.kill('SIGTERM');
   return exited;
 }
+
+/**
+ * CPU seconds (user + system) the process and its children (cluster workers) have used: per request,
+ * this figure suffers less than throughput when other work shares the machine.
+ */
+export function cpuSeconds(pid) {
+  const ticks = (p) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      return 0;
+    }
+  };
+  const children = (p) => {
+    try {
+      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
+}

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, benchServerRow, hasWrk, startPinned, stopChild, writeTokenRotation, wrk } from './lib.mjs';
+import { arg, benchServerRow, cpuSeconds, hasWrk, startPinned, stopChild, writeTokenRotation, wrk } from './lib.mjs';
 
 const SECONDS = Number(arg('seconds', '5'));
 const ROUNDS = Number(arg('rounds', '2'));
@@ -58,29 +58,6 @@ async function addServers(db, boundaries, accountId, productId) {
       .values(benchServerRow(accountId, productId, s, boundaries.secrets.seal('agk_x')))
       .execute();
   }
-}
-
-/**
- * CPU seconds (user + system) the process and its children (cluster workers) have used: per request,
- * this figure suffers less than throughput when other work shares the machine.
- */
-function cpuSeconds(pid) {
-  const ticks = (p) => {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-      return Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      return 0;
-    }
-  };
-  const children = (p) => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
 }
 
 async function compare(label, env, variants, cpu) {

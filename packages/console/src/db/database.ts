@@ -39,8 +39,8 @@ function withStatementCache(file: SQLite.Database) {
   };
 }
 
-/** SQLite connections by their Kysely instance, for dataVersion(). */
-const sqliteFiles = new WeakMap<object, SQLite.Database>();
+/** `PRAGMA data_version` prepared once on each SQLite connection, by its Kysely instance, for dataVersion(). */
+const dataVersions = new WeakMap<object, SQLite.Statement>();
 
 /**
  * SQLite's `PRAGMA data_version` of the connection behind `db`: it moves whenever another connection
@@ -48,8 +48,8 @@ const sqliteFiles = new WeakMap<object, SQLite.Database>();
  * Read synchronously, without a query through Kysely; null on PostgreSQL.
  */
 export function dataVersion(db: Database): number | null {
-  const file = sqliteFiles.get(db);
-  return file ? (file.pragma('data_version', { simple: true }) as number) : null;
+  const statement = dataVersions.get(db);
+  return statement ? (statement.get() as number) : null;
 }
 
 type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
@@ -90,7 +90,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
-    sqliteFiles.set(db, file);
+    dataVersions.set(db, file.prepare('PRAGMA data_version').pluck());
   }
   try {
     // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.

@@ -71,6 +71,10 @@ export function createChangesService({ db, config }: ChangesDeps) {
   let stopListening: (() => Promise<void>) | null = null;
   let sharedRedis: PublishingRedis | null = null;
   let seenVersion: number | null = null;
+  let checkedThisTurn = false;
+  const nextTurn = () => {
+    checkedThisTurn = false;
+  };
   const counts = { published: 0, received: 0, dropAll: 0, behind: 0 };
 
   const redisChannel = `${config.redisPrefix}:changes`;
@@ -205,6 +209,11 @@ export function createChangesService({ db, config }: ChangesDeps) {
    */
   function ready(): boolean {
     if (transport !== 'sqlite') return live && received >= required;
+    // Once per turn of the event loop: what it handles arrived before the turn began, and a commit
+    // that happened before then is seen by the first check of the turn.
+    if (checkedThisTurn) return true;
+    checkedThisTurn = true;
+    setImmediate(nextTurn);
     const version = dataVersion(db);
     if (version !== seenVersion) {
       if (seenVersion !== null) dispatch(null);
