@@ -71,10 +71,7 @@ export function createChangesService({ db, config }: ChangesDeps) {
   let stopListening: (() => Promise<void>) | null = null;
   let sharedRedis: PublishingRedis | null = null;
   let seenVersion: number | null = null;
-  let checkedThisTurn = false;
-  const nextTurn = () => {
-    checkedThisTurn = false;
-  };
+
   const counts = { published: 0, received: 0, dropAll: 0, behind: 0 };
 
   const redisChannel = `${config.redisPrefix}:changes`;
@@ -209,11 +206,6 @@ export function createChangesService({ db, config }: ChangesDeps) {
    */
   function ready(): boolean {
     if (transport !== 'sqlite') return live && received >= required;
-    // Once per turn of the event loop: what it handles arrived before the turn began, and a commit
-    // that happened before then is seen by the first check of the turn.
-    if (checkedThisTurn) return true;
-    checkedThisTurn = true;
-    setImmediate(nextTurn);
     const version = dataVersion(db);
     if (version !== seenVersion) {
       if (seenVersion !== null) dispatch(null);
@@ -246,6 +238,8 @@ export function createChangesService({ db, config }: ChangesDeps) {
      * whether this process has received every change up to it, so its memory may be used now.
      */
     observe(change: number | undefined): boolean {
+      // SQLite: the lookup's own ready() has just read data_version; nothing is on its way.
+      if (transport === 'sqlite') return true;
       if (change !== undefined && change > required) required = change;
       if (received < required) counts.behind += 1;
       return ready();
