@@ -72,7 +72,7 @@ export function createChangesService({ db, config }: ChangesDeps) {
   let sharedRedis: PublishingRedis | null = null;
   let seenVersion: number | null = null;
 
-  const counts = { published: 0, received: 0, dropAll: 0, behind: 0 };
+  const counts = { published: 0, publishFailed: 0, received: 0, dropAll: 0, behind: 0 };
 
   const redisChannel = `${config.redisPrefix}:changes`;
   const redisCounter = changeCounterKey(config.redisPrefix);
@@ -230,7 +230,12 @@ export function createChangesService({ db, config }: ChangesDeps) {
       dispatch(accountId);
       if (transport === 'sqlite') return;
       counts.published += 1;
-      await send(JSON.stringify({ a: accountId, p: me } satisfies Message));
+      // The write has committed: a failed publish must not fail it. Redis or the database being
+      // away also fails the readers' rate-limit round trips, and their subscriptions drop
+      // everything when they come back.
+      await send(JSON.stringify({ a: accountId, p: me } satisfies Message)).catch(() => {
+        counts.publishFailed += 1;
+      });
     },
 
     /**

@@ -39,7 +39,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0014_plans_and_paging': plansAndPaging,
     '0016_audit_log': auditLog(dialect),
     '0017_alert_rule_tags': alertRuleTags,
-    '0021_change_counter': changeCounter,
+    '0021_change_counter': changeCounter(dialect),
   };
 }
 
