@@ -5,7 +5,7 @@
 // the console to core 1, alternating. Its log goes to a file, as to journald. With
 // --postgres URL it also compares 1 and 2 workers (--workers, not pinned: they need both cores).
 // Usage: node bench/logging.mjs [--seconds 5] [--rounds 2] [--postgres URL]
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { arg, benchServerRow, cpuSeconds, hasWrk, startPinned, stopChild, writeTokenRotation, wrk } from './lib.mjs';
