@@ -9,18 +9,7 @@
 //        [--console-dist DIR] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  arg,
-  benchStore,
-  consoleDist,
-  cpuSeconds,
-  fmt,
-  hasWrk,
-  openConsole,
-  root,
-  runWrk,
-  startProcess,
-} from './lib.mjs';
+import { arg, benchStore, consoleDist, cpuSeconds, fmt, hasWrk, openConsole, root, startProcess, wrk } from './lib.mjs';
 
 const AGENTS = Number(arg('agents', '1000'));
 const SECONDS = Number(arg('seconds', '10'));
@@ -111,7 +100,7 @@ end
 /** wrk against `target` (a started process) for SECONDS, with the target's CPU over the run. */
 function measure(target, luaFile, seconds = SECONDS) {
   const cpuBefore = cpuSeconds(target.child.pid);
-  const result = runWrk({ url: `${target.url}/api/agent/checkin`, luaFile, seconds, connections: CONNECTIONS });
+  const result = wrk(`${target.url}/api/agent/checkin`, { luaFile, seconds, connections: CONNECTIONS });
   const cpu = cpuSeconds(target.child.pid) - cpuBefore;
   return { ...result, cpuPct: (100 * cpu) / seconds, cpuUs: (cpu * 1e6) / result.requests };
 }

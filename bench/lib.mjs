@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: a keep-alive load generator, percentiles and process helpers.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,15 +99,14 @@ export function cpuSeconds(pid) {
 export const hasWrk = () => !spawnSync('wrk', ['--version']).error;
 
 /**
- * wrk -t1 with `connections` for `seconds`, pinned to core 0 (the load generator's core), with the
- * Lua script `luaFile` making each request. Returns requests/s, p99 (ms), non-2xx answers and requests.
+ * `wrk -t1 -c<connections> -d<seconds>s --latency` pinned to `cpu` (core 0, the load generator's
+ * core), with a Lua script (`luaFile`, or none) making each request. Returns requests/s, p50 and
+ * p99 in ms, non-2xx answers, socket errors and the request count.
  */
-export function runWrk({ url, luaFile, seconds, connections = 50 }) {
-  const out = spawnSync(
-    'taskset',
-    ['-c', '0', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', luaFile, url],
-    { encoding: 'utf8' },
-  ).stdout;
+export function wrk(url, { luaFile = null, seconds = 10, connections = 50, cpu = '0' } = {}) {
+  const args = ['-c', cpu, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  if (luaFile) args.push('-s', luaFile);
+  const out = spawnSync('taskset', [...args, url], { encoding: 'utf8' }).stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const latency = (p) => {
     const m = new RegExp(`${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
@@ -221,4 +220,43 @@ export function timedGetter() {
         .on('error', reject);
     });
   return { get, close: () => agent.destroy() };
+}
+
+// ---- wrk, pinned processes and token rotation (docs/performance.md, "How the v1 list is measured") ----
+
+/** A wrk Lua script sending each request with the next token of `tokens`, written to `file`. */
+export function writeTokenRotation(file, tokens) {
+  writeFileSync(
+    file,
+    `local tokens = {${tokens.map((t) => `"${t}"`).join(',')}}\nlocal i = 0\n` +
+      'request = function()\n  i = i + 1\n  return wrk.format("GET", nil, { ["authorization"] = "Bearer " .. tokens[(i % #tokens) + 1] })\nend\n',
+  );
+  return file;
+}
+
+/**
+ * Starts a node program pinned to `cpu` (null: unpinned) with its output in `logFile`; resolves with
+ * the child and the URL it prints after "listening on" once it listens.
+ */
+export async function startPinned(args, env, cpu, logFile) {
+  const fd = openSync(logFile, 'w');
+  const command = cpu === null ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
+  const child = spawn(command[0], [...command.slice(1), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  for (;;) {
+    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8'));
+    if (m) return { child, url: m[1] };
+    if (child.exitCode !== null) throw new Error(readFileSync(logFile, 'utf8'));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** SIGTERM, resolved once the child has exited. */
+export function stopChild(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  return exited;
 }

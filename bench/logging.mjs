@@ -5,11 +5,10 @@
 // the console to core 1, alternating. Its log goes to a file, as to journald. With
 // --postgres URL it also compares 1 and 2 workers (--workers, not pinned: they need both cores).
 // Usage: node bench/logging.mjs [--seconds 5] [--rounds 2] [--postgres URL]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { arg, benchServerRow, cpuSeconds, hasWrk, runWrk } from './lib.mjs';
+import { arg, benchServerRow, cpuSeconds, hasWrk, startPinned, stopChild, writeTokenRotation, wrk } from './lib.mjs';
 
 const SECONDS = Number(arg('seconds', '5'));
 const ROUNDS = Number(arg('rounds', '2'));
@@ -61,53 +60,27 @@ async function addServers(db, boundaries, accountId, productId) {
   }
 }
 
-/** Starts the console with its output in `logFile`; resolves with its URL once it listens. */
-async function startConsole(env, args, logFile, cpu) {
-  const fd = openSync(logFile, 'w');
-  const command = cpu === null ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
-  const child = spawn(command[0], [...command.slice(1), join(consoleDist, 'cli.js'), ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', fd, fd],
-  });
-  for (;;) {
-    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logFile, 'utf8'));
-    if (m) return { child, url: m[1] };
-    if (child.exitCode !== null) throw new Error(readFileSync(logFile, 'utf8'));
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function stop(child) {
-  if (child.exitCode !== null) return Promise.resolve();
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  return exited;
-}
-
-/** wrk -t1 -c50 for SECONDS; each request carries the next token. */
-const wrk = (url, luaFile, seconds) => runWrk({ url, luaFile, seconds });
-
 async function compare(label, env, variants, cpu) {
   // Up to ~10,000 requests a second for all rounds, 120 a minute per token.
   const tokens = await prepare(env, Math.ceil((8_000 * (SECONDS + 1) * ROUNDS * variants.length) / 100));
-  const lua = join(env.PALISADE_DATA_DIR, 'tokens.lua');
-  writeFileSync(
-    lua,
-    `local tokens = {${tokens.map((t) => `"${t}"`).join(',')}}\nlocal i = 0\n` +
-      'request = function()\n  i = i + 1\n  return wrk.format("GET", nil, { ["authorization"] = "Bearer " .. tokens[(i % #tokens) + 1] })\nend\n',
-  );
+  const luaFile = writeTokenRotation(join(env.PALISADE_DATA_DIR, 'tokens.lua'), tokens);
   const results = variants.map(() => []);
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const [i, variant] of variants.entries()) {
       const logFile = join(env.PALISADE_DATA_DIR, `console-${i}.log`);
-      const running = await startConsole({ ...env, ...variant.env }, variant.args ?? [], logFile, cpu);
+      const running = await startPinned(
+        [join(consoleDist, 'cli.js'), ...(variant.args ?? [])],
+        { ...env, ...variant.env },
+        cpu,
+        logFile,
+      );
       const url = `${running.url}/api/v1/servers`;
-      wrk(url, lua, 1); // warm-up
+      wrk(url, { luaFile, seconds: 1 }); // warm-up
       const cpuBefore = cpuSeconds(running.child.pid);
-      const result = wrk(url, lua, SECONDS);
+      const result = wrk(url, { luaFile, seconds: SECONDS });
       result.cpuUsPerRequest = ((cpuSeconds(running.child.pid) - cpuBefore) * 1e6) / result.requests;
       result.logBytes = statSync(logFile).size;
-      await stop(running.child);
+      await stopChild(running.child);
       results[i].push(result);
     }
   }

@@ -123,6 +123,28 @@ function addScrapeTimeMetrics(metrics: MetricsRegistry, database: DatabaseHandle
     },
     'counter',
   );
+  // v1 reads from memory (docs/performance.md, "v1 reads from memory").
+  metrics.gauge(
+    'palisade_v1_cache_lookups_total',
+    'v1 token lookups and list answers, from memory (hit) or the database (miss)',
+    () => {
+      const tokens = services.tokens.stats();
+      const lists = services.servers.listCacheStats();
+      return [
+        { labels: { cache: 'token', result: 'hit' }, value: tokens.hits },
+        { labels: { cache: 'token', result: 'miss' }, value: tokens.misses },
+        { labels: { cache: 'list', result: 'hit' }, value: lists.hits },
+        { labels: { cache: 'list', result: 'miss' }, value: lists.misses },
+      ];
+    },
+    'counter',
+  );
+  metrics.gauge(
+    'palisade_v1_cache_invalidations_total',
+    'Changes this process published and received; full drops; requests that found it behind a change',
+    () => Object.entries(services.changes.stats()).map(([kind, value]) => ({ labels: { kind }, value })),
+    'counter',
+  );
   // Lag since the previous scrape: the delay is reset each time it is read.
   metrics.gauge('nodejs_eventloop_lag_p99_seconds', 'Event-loop delay, 99th percentile since the last scrape', () => {
     const p99 = loopDelay.percentile(99) / 1e9;

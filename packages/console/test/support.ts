@@ -189,7 +189,10 @@ export async function createToken(app: FastifyInstance, user: TestUser, name = '
   return res.json().data.token;
 }
 
-/** Adds a product and a server row directly, as later issues' check-ins would. */
+/**
+ * Adds a product and a server row directly, as later issues' check-ins would, and publishes the change
+ * as every writer of servers does (src/services/changes.service.ts), so cached v1 answers see it.
+ */
 export async function insertTestServer(
   app: FastifyInstance,
   user: TestUser,
@@ -209,7 +212,7 @@ export async function insertTestServer(
     products.find((p) => p.id === fields.product_id) ??
     products[0] ??
     (await app.services.catalog.addProduct(user.id, 3));
-  return app.db
+  const row = await app.db
     .insertInto('servers')
     .values({
       account_id: user.id,
@@ -235,6 +238,8 @@ export async function insertTestServer(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  await app.services.changes.changed(user.id);
+  return row;
 }
 
 /** A server with a daemon token, as enrolment leaves it: its id and the raw token its check-ins carry. */

@@ -39,6 +39,19 @@ function withStatementCache(file: SQLite.Database) {
   };
 }
 
+/** `PRAGMA data_version` prepared once on each SQLite connection, by its Kysely instance, for dataVersion(). */
+const dataVersions = new WeakMap<object, SQLite.Statement>();
+
+/**
+ * SQLite's `PRAGMA data_version` of the connection behind `db`: it moves whenever another connection
+ * (another process, the admin CLI) commits to the file, never for this connection's own writes.
+ * Read synchronously, without a query through Kysely; null on PostgreSQL.
+ */
+export function dataVersion(db: Database): number | null {
+  const statement = dataVersions.get(db);
+  return statement ? (statement.get() as number) : null;
+}
+
 type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
 
 /** Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest version. */
@@ -77,6 +90,7 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
     file.pragma('foreign_keys = ON');
     file.pragma('busy_timeout = 5000');
     db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+    dataVersions.set(db, file.prepare('PRAGMA data_version').pluck());
   }
   try {
     // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.

@@ -255,6 +255,12 @@ export interface RateLimitWindowsTable {
   window_end: number;
 }
 
+/** One row (id 1): how many changes were published to other processes (services/changes.service.ts). */
+export interface ChangeCounterTable {
+  id: number;
+  n: number;
+}
+
 export interface JobLeasesTable {
   name: string;
   holder: string;
@@ -421,6 +427,7 @@ export interface DB {
   notifications: NotificationsTable;
   notification_attempts: NotificationAttemptsTable;
   rate_limit_windows: RateLimitWindowsTable;
+  change_counter: ChangeCounterTable;
   job_leases: JobLeasesTable;
   accounts: AccountsTable;
   sessions: SessionsTable;

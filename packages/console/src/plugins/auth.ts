@@ -57,9 +57,16 @@ export async function requireSession(request: FastifyRequest) {
 export async function requireToken(request: FastifyRequest, reply: FastifyReply) {
   const raw = bearer(request);
   if (raw === null) throw unauthorized('missing token: send Authorization: Bearer svc_…');
-  const found = raw ? await request.server.services.tokens.authenticate(raw) : undefined;
+  const { tokens, changes } = request.server.services;
+  let found = raw ? await tokens.authenticate(raw) : undefined;
   if (!found) throw unauthorized('invalid or revoked token');
-  const verdict = await request.server.limits.consume('token', String(found.token_id));
+  const verdict = await request.server.limits.consume('token', String(found.tokenId));
+  // The count's round trip also read how many changes were published (services/changes.service.ts):
+  // if one has not reached this process yet, or one dropped the lookup meanwhile, it is made again.
+  if (!tokens.stillCurrent(found, changes.observe(verdict.change))) {
+    found = await tokens.authenticate(raw);
+    if (!found) throw unauthorized('invalid or revoked token');
+  }
   reply.header('x-ratelimit-limit', verdict.limit);
   reply.header('x-ratelimit-remaining', verdict.remaining);
   reply.header('x-ratelimit-reset', Math.ceil(request.server.clock() / 1000) + verdict.resetS);
@@ -70,8 +77,7 @@ export async function requireToken(request: FastifyRequest, reply: FastifyReply)
       {},
       { 'retry-after': String(verdict.resetS) },
     );
-  const { token_id: _id, last_used_at: _used, ...account } = found;
-  request.account = account;
+  request.account = found.account;
 }
 
 /** Dashboard routes that also take the v1 token form as a Bearer header. */

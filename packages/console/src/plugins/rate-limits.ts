@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Database } from '../db/schema.js';
 import { countAttempt } from '../repositories/rate-limits.repository.js';
 
@@ -22,15 +21,42 @@ export interface LimitVerdict {
   remaining: number;
   /** Seconds until the window resets (at least 1). */
   resetS: number;
+  /**
+   * The shared count of published changes (services/changes.service.ts), read in the same round
+   * trip; absent when counted in this process.
+   */
+  change?: number;
 }
 
 export interface RateLimits {
   consume(name: LimitName, key: string): Promise<LimitVerdict>;
 }
 
+/** The Redis key counting published changes; changes.service.ts bumps it with each message. */
+export const changeCounterKey = (prefix: string) => `${prefix}:changes:n`;
+
 /**
- * Where the counters live: Redis when configured; the shared database when several processes may
- * serve (PostgreSQL); otherwise in this process.
+ * Counts one attempt in a fixed window and reads the change counter, in one round trip:
+ * KEYS[1] the window's counter, KEYS[2] the change counter; ARGV[1] the window in ms.
+ */
+const COUNT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl, tonumber(redis.call('GET', KEYS[2]) or '0')}
+`;
+
+type CountingRedis = Redis & {
+  palisadeCountAttempt(window: string, changes: string, ms: number): Promise<[number, number, number]>;
+};
+
+/**
+ * Where the counters live: Redis when configured (one round trip, a Lua script); the shared database
+ * when several processes may serve (PostgreSQL: one upsert); otherwise in this process (no I/O).
+ * Redis and the database also answer the change counter (docs/performance.md, "v1 reads from memory").
  */
 export function createRateLimits(options: {
   redis: Redis | null;
@@ -40,29 +66,21 @@ export function createRateLimits(options: {
 }): RateLimits {
   const { redis, db, clock, prefix = 'palisade' } = options;
   if (!redis && db) return databaseRateLimits(db, clock);
-  const limiters = new Map<LimitName, RateLimiterAbstract>();
-  for (const [name, { points, durationS }] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
-    const options = { points, duration: durationS, keyPrefix: `${prefix}:rl:${name}` };
-    limiters.set(
-      name,
-      redis ? new RateLimiterRedis({ ...options, storeClient: redis }) : new RateLimiterMemory(options),
-    );
-  }
+  if (!redis) return memoryRateLimits(clock);
+  if (!('palisadeCountAttempt' in redis))
+    redis.defineCommand('palisadeCountAttempt', { numberOfKeys: 2, lua: COUNT_SCRIPT });
+  const counting = redis as CountingRedis;
+  const changes = changeCounterKey(prefix);
   return {
     async consume(name, key) {
-      const { points } = LIMITS[name];
-      try {
-        const res = await limiters.get(name)!.consume(key);
-        return {
-          allowed: true,
-          limit: points,
-          remaining: res.remainingPoints,
-          resetS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-        };
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        return { allowed: false, limit: points, remaining: 0, resetS: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
-      }
+      const { points, durationS } = LIMITS[name];
+      const [count, ttl, change] = await counting.palisadeCountAttempt(
+        `${prefix}:rl:${name}:${key}`,
+        changes,
+        durationS * 1000,
+      );
+      const resetS = Math.max(1, Math.ceil(ttl / 1000));
+      return { allowed: count <= points, limit: points, remaining: Math.max(0, points - count), resetS, change };
     },
   };
 }
@@ -76,7 +94,44 @@ function databaseRateLimits(db: Database, clock: () => number): RateLimits {
       const row = await countAttempt(db, `${name}:${key}`, now, durationS * 1000);
       const resetS = Math.max(1, Math.ceil((Number(row.window_end) - now) / 1000));
       const count = Number(row.count);
-      return { allowed: count <= points, limit: points, remaining: Math.max(0, points - count), resetS };
+      return {
+        allowed: count <= points,
+        limit: points,
+        remaining: Math.max(0, points - count),
+        resetS,
+        change: Number(row.change),
+      };
+    },
+  };
+}
+
+/** Past this many counters, ended windows are swept out before a new one is added. */
+const SWEEP_AT = 10_000;
+
+/**
+ * Fixed windows counted in this process (SQLite: one serving process), exact and without I/O: a Map
+ * of counters, ended windows swept out as it grows.
+ */
+function memoryRateLimits(clock: () => number): RateLimits {
+  const windows = new Map<string, { count: number; end: number }>();
+  let sweepAt = SWEEP_AT;
+  return {
+    async consume(name, key) {
+      const { points, durationS } = LIMITS[name];
+      const now = clock();
+      const id = `${name}:${key}`;
+      let window = windows.get(id);
+      if (!window || window.end <= now) {
+        if (!window && windows.size >= sweepAt) {
+          for (const [k, w] of windows) if (w.end <= now) windows.delete(k);
+          sweepAt = Math.max(SWEEP_AT, windows.size * 2);
+        }
+        window = { count: 0, end: now + durationS * 1000 };
+        windows.set(id, window);
+      }
+      window.count += 1;
+      const resetS = Math.max(1, Math.ceil((window.end - now) / 1000));
+      return { allowed: window.count <= points, limit: points, remaining: Math.max(0, points - window.count), resetS };
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Database } from '../db/schema.js';
 /**
  * Counts one attempt in the key's fixed window, atomically: a new or expired window starts at 1 and
  * ends `durationMs` from now; otherwise the count goes up. One statement, so concurrent processes agree.
+ * The same statement reads the count of published changes (services/changes.service.ts).
  */
 export async function countAttempt(db: Database, key: string, now: number, durationMs: number) {
   return db
@@ -15,7 +16,7 @@ export async function countAttempt(db: Database, key: string, now: number, durat
         window_end: sql<number>`case when rate_limit_windows.window_end <= ${now} then ${now + durationMs} else rate_limit_windows.window_end end`,
       }),
     )
-    .returning(['count', 'window_end'])
+    .returning(['count', 'window_end', sql<number>`(select n from change_counter where id = 1)`.as('change')])
     .executeTakeFirstOrThrow();
 }
 

@@ -1,5 +1,5 @@
 import { generateToken, hashToken, isWellFormedToken, tokenLast4 } from '@palisade/protocol';
-import type { Database } from '../db/schema.js';
+import type { AccountRow, Database } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import {
   countAccessTokens,
@@ -9,11 +9,82 @@ import {
   listAccessTokens,
   touchAccessToken,
 } from '../repositories/access-tokens.repository.js';
+import type { ChangesService } from './changes.service.js';
 
 export const MAX_TOKENS_PER_ACCOUNT = 100;
 
-export function createAccessTokensService({ db, clock }: { db: Database; clock: () => number }) {
+/** A token found, with its account (enabled). */
+export interface TokenLookup {
+  tokenId: number;
+  lastUsedAt: number | null;
+  account: AccountRow;
+  /** The token's SHA-256, the key it is kept under. */
+  hash: string;
+}
+
+/** Token lookups kept in memory (each about 100 bytes; one account row per account); past this many all go. */
+const MAX_CACHED_TOKENS = 100_000;
+
+export interface AccessTokensDeps {
+  db: Database;
+  clock: () => number;
+  changes: Pick<ChangesService, 'changed' | 'onChange' | 'ready'>;
+}
+
+/**
+ * Personal access tokens. `authenticate` keeps what it found in memory, by token hash: a revoked
+ * token, a disabled account or any change to the account row is published by the writer and drops
+ * the account's entries in every process (changes.service.ts explains how that is exact).
+ */
+export function createAccessTokensService({ db, clock, changes }: AccessTokensDeps) {
+  const byHash = new Map<string, TokenLookup>();
+  /** Each account's row, shared by its kept lookups, and their hashes. */
+  const byAccount = new Map<number, { account: AccountRow; hashes: Set<string> }>();
+  /** The objects kept in `byHash`, as opposed to ones read from the database for one request. */
+  const keptLookups = new WeakSet<TokenLookup>();
+  /** Bumped by every change: a lookup that began before one is not kept. */
+  let generation = 0;
+  const counts = { hits: 0, misses: 0 };
+  changes.onChange((accountId) => {
+    generation += 1;
+    if (accountId === null) {
+      byHash.clear();
+      byAccount.clear();
+      return;
+    }
+    for (const hash of byAccount.get(accountId)?.hashes ?? []) byHash.delete(hash);
+    byAccount.delete(accountId);
+  });
+
+  function keep(lookup: TokenLookup) {
+    if (byHash.size >= MAX_CACHED_TOKENS) {
+      byHash.clear();
+      byAccount.clear();
+    }
+    let entry = byAccount.get(lookup.account.id);
+    if (entry) lookup.account = entry.account;
+    else {
+      entry = { account: lookup.account, hashes: new Set() };
+      byAccount.set(lookup.account.id, entry);
+    }
+    entry.hashes.add(lookup.hash);
+    byHash.set(lookup.hash, lookup);
+  }
+
   return {
+    /**
+     * Whether a lookup still holds once the request's rate-limit round trip is back: one from the
+     * database does; one kept in memory only if this process has heard of every change up to now
+     * (`caughtUp`) and its entry was not dropped meanwhile.
+     */
+    stillCurrent(lookup: TokenLookup, caughtUp: boolean): boolean {
+      if (!keptLookups.has(lookup)) return true; // read from the database for this request
+      return caughtUp && byHash.get(lookup.hash) === lookup;
+    },
+
+    /** Lookups answered from memory and from the database, for /metrics. */
+    stats: () => ({ ...counts, size: byHash.size }),
+
     list: (accountId: number) => listAccessTokens(db, accountId),
 
     /** The raw token is in the answer once; only its SHA-256 and last 4 characters are kept. */
@@ -34,17 +105,37 @@ export function createAccessTokensService({ db, clock }: { db: Database; clock: 
 
     async revoke(accountId: number, id: number) {
       if (!(await deleteAccessToken(db, accountId, id))) throw notFound('token');
+      await changes.changed(accountId);
     },
 
-    /** The token's account, or undefined for a malformed, unknown or revoked token or a disabled account. */
-    async authenticate(raw: string) {
+    /** The token and its account, or undefined for a malformed, unknown or revoked token or a disabled account. */
+    async authenticate(raw: string): Promise<TokenLookup | undefined> {
       if (!isWellFormedToken('personal', raw)) return undefined;
-      const found = await findTokenAccount(db, hashToken(raw));
-      if (!found) return undefined;
+      const hash = hashToken(raw);
+      const usable = changes.ready();
+      let lookup = usable ? byHash.get(hash) : undefined;
+      if (lookup) counts.hits += 1;
+      else {
+        counts.misses += 1;
+        const began = generation;
+        const row = await findTokenAccount(db, hash);
+        if (!row) return undefined;
+        const { token_id: tokenId, last_used_at: lastUsedAt, ...account } = row;
+        lookup = { tokenId, lastUsedAt, account, hash };
+        if (usable && began === generation) {
+          const kept = { ...lookup };
+          keptLookups.add(kept);
+          keep(kept);
+        }
+      }
       const now = clock();
-      if (found.last_used_at === null || found.last_used_at < now - 60_000)
-        await touchAccessToken(db, found.token_id, now);
-      return found;
+      if (lookup.lastUsedAt === null || lookup.lastUsedAt < now - 60_000) {
+        await touchAccessToken(db, lookup.tokenId, now);
+        lookup.lastUsedAt = now;
+        const kept = byHash.get(hash);
+        if (kept) kept.lastUsedAt = now;
+      }
+      return lookup;
     },
   };
 }

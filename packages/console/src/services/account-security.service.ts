@@ -20,6 +20,7 @@ import {
 } from '../repositories/two-factor.repository.js';
 import type { SecretBox } from '../secrets.js';
 import { sessionHash } from './accounts.service.js';
+import type { ChangesService } from './changes.service.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { SecurityEventsService } from './security-events.service.js';
 import { deviceInWords } from './user-agent.js';
@@ -58,10 +59,12 @@ export interface AccountSecurityDeps {
   clock: () => number;
   secrets: SecretBox;
   events: SecurityEventsService;
+  /** Cached token lookups hold the account row: every change to it is published (changes.service.ts). */
+  changes: Pick<ChangesService, 'changed'>;
 }
 
 /** Password change, sessions, two-factor sign-in and account deletion (docs/security.md, "Account security"). */
-export function createAccountSecurityService({ db, clock, secrets, events }: AccountSecurityDeps) {
+export function createAccountSecurityService({ db, clock, secrets, events, changes }: AccountSecurityDeps) {
   const record = (
     account: AccountRow,
     kind: Parameters<SecurityEventsService['record']>[0]['kind'],
@@ -85,7 +88,9 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
       if (!account.totp_secret_enc) return 'wrong';
       const step = matchTotp(secrets.open(account.totp_secret_enc), trimmed, clock());
       if (step === null) return 'wrong';
-      return (await claimTotpStep(db, account.id, step)) ? 'totp' : 'reused';
+      if (!(await claimTotpStep(db, account.id, step))) return 'reused';
+      await changes.changed(account.id);
+      return 'totp';
     }
     const normalized = normalizeRecoveryCode(trimmed);
     if (!/^[a-z0-9]{10}$/.test(normalized)) return 'wrong';
@@ -123,6 +128,7 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
     ) {
       await requirePassword(account, oldPassword, 'old_password');
       await setAccountPassword(db, account.id, await hashPassword(newPassword));
+      await changes.changed(account.id);
       const ended = await deleteOtherSessions(db, account.id, sessionHash(sessionId));
       // A sign-in that got past the old password and waits for its code ends too.
       await deleteAccountLoginChallenges(db, account.id);
@@ -161,6 +167,7 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
       await requirePassword(account, password, 'password');
       const secret = newTotpSecret();
       await setPendingTotp(db, account.id, secrets.seal(secret));
+      await changes.changed(account.id);
       return { secret, uri: totpUri(secret, account.email) };
     },
 
@@ -177,6 +184,7 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
         now: clock(),
         codeHashes: codes.map((c) => sha256(normalizeRecoveryCode(c))),
       });
+      await changes.changed(account.id);
       await record(account, 'two_factor_enabled', `${RECOVERY_CODE_COUNT} recovery codes issued`, ctx);
       return codes;
     },
@@ -188,6 +196,7 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
       else if (proof.code !== undefined) await requireCode(account, proof.code, ctx);
       else throw new AppError(400, 'password: is required (or code)');
       await disableTotp(db, account.id);
+      await changes.changed(account.id);
       await record(
         account,
         'two_factor_disabled',
@@ -243,6 +252,7 @@ export function createAccountSecurityService({ db, clock, secrets, events }: Acc
       await requirePassword(account, proof.password, 'password');
       if (account.totp_enabled_at !== null) await requireCode(account, proof.code, ctx);
       await deleteAccountAndData(db, account.id);
+      await changes.changed(account.id);
     },
   };
 }

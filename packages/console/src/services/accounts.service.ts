@@ -17,6 +17,7 @@ import {
   insertSession,
   touchSession,
 } from '../repositories/sessions.repository.js';
+import type { ChangesService } from './changes.service.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 
 /** A refused login; the account (when the email is known) and why stay on the server, for the security event stream. */
@@ -75,9 +76,11 @@ export interface AccountsDeps {
   db: Database;
   clock: () => number;
   config: Pick<ConsoleConfig, 'defaultPermissions'>;
+  /** Cached token lookups hold the account row: every change to it is published (changes.service.ts). */
+  changes: Pick<ChangesService, 'changed'>;
 }
 
-export function createAccountsService({ db, clock, config }: AccountsDeps) {
+export function createAccountsService({ db, clock, config, changes }: AccountsDeps) {
   async function create(input: { email: string; password: string; name: string; role?: 'user' | 'admin' }) {
     const password_hash = await hashPassword(input.password);
     try {
@@ -164,6 +167,7 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
     async setDisabled(email: string, disabled: boolean) {
       const account = await requireAccount(email);
       await setAccountDisabled(db, account.id, disabled ? clock() : null);
+      await changes.changed(account.id);
       if (disabled) await deleteAccountSessions(db, account.id);
       return account;
     },
@@ -174,6 +178,7 @@ export function createAccountsService({ db, clock, config }: AccountsDeps) {
       if (granted) current.add(permission);
       else current.delete(permission);
       await setAccountPermissions(db, account.id, JSON.stringify([...current].sort()));
+      await changes.changed(account.id);
       return [...current].sort();
     },
   };

@@ -17,6 +17,7 @@ import {
 } from '../repositories/samples.repository.js';
 import { findServersByDaemonTokens } from '../repositories/servers.repository.js';
 import { createBatchLoader } from './batch-loader.js';
+import type { ChangesService } from './changes.service.js';
 import { createCheckinWriter } from './checkin-writer.js';
 
 /** How far an agent's clock may be off before the console's own receive time is used instead. */
@@ -56,10 +57,13 @@ export function createCheckinsService({
   db,
   clock,
   config,
+  changes,
 }: {
   db: Database;
   clock: () => number;
   config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
+  /** A check-in changes the account's v1 answers: published after the commit. */
+  changes: Pick<ChangesService, 'changed'>;
 }) {
   const jobSources: JobSource[] = [];
   const listeners: CheckinListener[] = [];
@@ -119,6 +123,7 @@ export function createCheckinsService({
           attacks_active: activeAttacks(input.sample.attacks_active),
         },
       });
+      await changes.changed(server.account_id);
       for (const listener of listeners) await listener(server, input.bans ?? []);
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
       const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };

@@ -12,6 +12,7 @@ import { type AlertsService, createAlertsService } from './alerts/index.js';
 import { type AuditService, createAuditService } from './audit.service.js';
 import { type BenchmarksService, createBenchmarksService } from './benchmarks.service.js';
 import { type CatalogService, createCatalogService } from './catalog.service.js';
+import { type ChangesService, createChangesService } from './changes.service.js';
 import { type CheckinsService, createCheckinsService } from './checkins.service.js';
 import { createEnrolmentService, type EnrolmentService } from './enrolment.service.js';
 import { createFleetService, type FleetService } from './fleet-protection/index.js';
@@ -33,6 +34,7 @@ export interface ServiceDeps {
 }
 
 export interface Services {
+  changes: ChangesService;
   accounts: AccountsService;
   accountSecurity: AccountSecurityService;
   tokens: AccessTokensService;
@@ -82,6 +84,7 @@ function define<K extends ServiceName, N extends ServiceName = never>(
 
 /** Every service, each after the ones it needs. The plugins and createServices build from this one list. */
 const DEFINITIONS: readonly ServiceDefinition[] = [
+  define('changes', [], ({ db, config }) => createChangesService({ db, config })),
   define('securityEvents', [], ({ db, clock }) => createSecurityEventsService({ db, clock })),
   define('signing', ['securityEvents'], ({ db, clock }, s) =>
     createSigningService({ db, clock, events: s.securityEvents }),
@@ -95,19 +98,21 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   define('alerts', ['notifications'], ({ db, clock, outbound, secrets }, s) =>
     createAlertsService({ db, clock, outbound, secrets, notifications: s.notifications }),
   ),
-  define('accounts', [], ({ db, clock, config }) => createAccountsService({ db, clock, config })),
-  define('accountSecurity', ['securityEvents'], ({ db, clock, secrets }, s) =>
-    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents }),
+  define('accounts', ['changes'], ({ db, clock, config }, s) =>
+    createAccountsService({ db, clock, config, changes: s.changes }),
   ),
-  define('tokens', [], ({ db, clock }) => createAccessTokensService({ db, clock })),
+  define('accountSecurity', ['securityEvents', 'changes'], ({ db, clock, secrets }, s) =>
+    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents, changes: s.changes }),
+  ),
+  define('tokens', ['changes'], ({ db, clock }, s) => createAccessTokensService({ db, clock, changes: s.changes })),
   define('catalog', [], ({ db, clock }) => createCatalogService({ db, clock })),
-  define('servers', [], (deps) => createServersService(deps)),
+  define('servers', ['changes'], (deps, s) => createServersService({ ...deps, changes: s.changes })),
   define('enrolment', ['servers'], ({ db, clock }, s) => createEnrolmentService({ db, clock, servers: s.servers })),
   define('benchmarks', ['servers', 'catalog'], ({ db, clock }, s) =>
     createBenchmarksService({ db, clock, servers: s.servers, catalog: s.catalog }),
   ),
-  define('checkins', ['benchmarks'], ({ db, clock, config }, s) => {
-    const checkins = createCheckinsService({ db, clock, config });
+  define('checkins', ['benchmarks', 'changes'], ({ db, clock, config }, s) => {
+    const checkins = createCheckinsService({ db, clock, config, changes: s.changes });
     checkins.addJobSource((serverId) => s.benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
     return checkins;
   }),

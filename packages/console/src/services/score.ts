@@ -82,10 +82,13 @@ export function scoreFromSamples(all: readonly ScoreSample[], cores: number): Sc
   return { components: { cpu, memory, disk, network, stability }, notes };
 }
 
+const FRESH_FULL_MS = 60_000;
+const FRESH_ZERO_MS = 600_000;
+
 /** Full points up to a minute after the last check-in, none after ten minutes. */
 export function freshness(lastSeen: number, now: number): { points: number; note: string | null } {
   const age = Math.max(0, now - lastSeen);
-  const points = Math.round(WEIGHTS.freshness * linear(age, 60_000, 600_000));
+  const points = Math.round(WEIGHTS.freshness * linear(age, FRESH_FULL_MS, FRESH_ZERO_MS));
   return { points, note: points < WEIGHTS.freshness ? `Last check-in ${ageText(age)} ago` : null };
 }
 
@@ -117,6 +120,25 @@ export function serverScoreTotal(lastSeen: number | null, baseTotal: number | nu
   if (lastSeen === null) return 0;
   const fresh = freshness(lastSeen, now).points;
   return now - lastSeen > STALE_AFTER_MS || baseTotal === null ? fresh : baseTotal + fresh;
+}
+
+/**
+ * The first instant after `now` at which serverScoreTotal() may answer another number by the passing
+ * of time alone (or sooner: never later). Freshness falls one rounded point at a time between one
+ * and ten minutes after the check-in, and the stored part stops counting after an hour.
+ */
+export function scoreTotalExpiresAt(lastSeen: number | null, baseTotal: number | null, now: number): number {
+  if (lastSeen === null) return Number.POSITIVE_INFINITY;
+  const age = Math.max(0, now - lastSeen);
+  let expires = Number.POSITIVE_INFINITY;
+  if (baseTotal !== null && age <= STALE_AFTER_MS) expires = lastSeen + STALE_AFTER_MS;
+  if (age <= FRESH_FULL_MS) return Math.min(expires, lastSeen + FRESH_FULL_MS);
+  const points = freshness(lastSeen, now).points;
+  if (points === 0) return expires;
+  // round(x) stays `points` while x = W·(10 min − age)/9 min ≥ points − ½; a millisecond early keeps
+  // floating-point error on the safe side.
+  const lastAge = FRESH_ZERO_MS - ((points - 0.5) * (FRESH_ZERO_MS - FRESH_FULL_MS)) / WEIGHTS.freshness;
+  return Math.min(expires, lastSeen + Math.floor(lastAge) - 1);
 }
 
 /**

@@ -17,6 +17,7 @@ import { auditLog } from './0016-audit-log.js';
 import { alertRuleTags } from './0017-alert-rule-tags.js';
 import { fleetProtection } from './0018-fleet-protection.js';
 import { linkRelay } from './0019-link-relay.js';
+import { changeCounter } from './0021-change-counter.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -42,6 +43,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0017_alert_rule_tags': alertRuleTags,
     '0018_fleet_protection': fleetProtection(dialect),
     '0019_link_relay': linkRelay(dialect),
+    '0021_change_counter': changeCounter(dialect),
   };
 }
 

@@ -26,6 +26,7 @@ import {
 } from '../../repositories/servers.repository.js';
 import type { SecretBox } from '../../secrets.js';
 import { requirePermission } from '../accounts.service.js';
+import type { ChangesService } from '../changes.service.js';
 import { type AgentTarget, createAgentClient, explainAgentStatus } from './agent-client.js';
 import { type HistoryRange, serverHistory } from './history.js';
 import { createLinkRegistry } from './links.js';
@@ -42,6 +43,7 @@ import {
   scoreSection,
   serverDetail,
   serverSummary,
+  summaryExpiresAt,
 } from './views.js';
 
 export type { AgentTarget, ConnectionCheck } from './agent-client.js';
@@ -65,6 +67,8 @@ export interface ServersDeps {
   config: Pick<ConsoleConfig, 'agentTimeoutMs'>;
   outbound: GuardedClient;
   secrets: SecretBox;
+  /** Drops cached v1 answers when an account's servers change; writes here publish (changes.service.ts). */
+  changes: Pick<ChangesService, 'changed' | 'onChange' | 'ready'>;
 }
 
 /** Told when a server was added or what fleet scopes select by (its tags) changed (fleet policies plug in here). */
@@ -86,12 +90,13 @@ const RECHECK_PARALLEL = 10;
  * server up once, for the asking account (another account's server is 404, like a missing one), and
  * checks the permission the call needs after that lookup.
  */
-export function createServersService({ db, clock, config, outbound, secrets }: ServersDeps) {
+export function createServersService({ db, clock, config, outbound, secrets, changes: feed }: ServersDeps) {
   const links = createLinkRegistry(clock);
   const changeListeners: ServerChangeListener[] = [];
   const changed = async (accountId: number, serverId: number) => {
     for (const listener of changeListeners) await listener(accountId, serverId);
   };
+  const answers = createListCache(feed);
   const agents = createAgentClient(outbound, config.agentTimeoutMs, clock, links);
 
   /**
@@ -252,6 +257,29 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
       return (await listServerSummaries(db, accountId)).map((row) => serverSummary(row, now));
     },
 
+    /**
+     * The v1 list's whole answer as JSON text, from memory while nothing changed it: entries are
+     * dropped by changes.service.ts and expire when time alone would change them (summaryExpiresAt).
+     */
+    async listAnswer(accountId: number): Promise<string> {
+      const now = clock();
+      const usable = feed.ready();
+      const cached = usable ? answers.get(accountId, now) : undefined;
+      if (cached !== undefined) return cached;
+      const began = answers.generation();
+      let expiresAt = Number.POSITIVE_INFINITY;
+      const servers = (await listServerSummaries(db, accountId)).map((row) => {
+        expiresAt = Math.min(expiresAt, summaryExpiresAt(row, now));
+        return serverSummary(row, now);
+      });
+      const body = JSON.stringify({ data: { servers } });
+      if (usable && began === answers.generation()) answers.set(accountId, { body, builtAt: now, expiresAt });
+      return body;
+    },
+
+    /** The v1 answers served from memory and built anew, for /metrics. */
+    listCacheStats: () => answers.stats(),
+
     /** The dashboard's fleet list: each server with its state, and the counts by state. */
     async fleet(accountId: number, filter: { tag?: string } = {}) {
       const now = clock();
@@ -307,6 +335,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
 
     async add(accountId: number, input: NewServer, consoleUrl: string) {
       const row = await insertChecked(accountId, input);
+      await feed.changed(accountId);
       const token = await newDaemonToken(row.id);
       try {
         const enrol = await proxy.call(
@@ -320,6 +349,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
         }
       } catch (err) {
         await deleteServer(db, accountId, row.id); // nothing half-stored
+        await feed.changed(accountId);
         throw err;
       }
       await changed(accountId, row.id);
@@ -334,6 +364,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
     async register(accountId: number, input: NewServer, how: { connect: RegistrationConnect; version: string }) {
       const row = await insertChecked(accountId, input, how);
       const daemonToken = await newDaemonToken(row.id);
+      await feed.changed(accountId);
       await changed(accountId, row.id);
       return { server: row, daemonToken, connect: row.connect };
     },
@@ -341,6 +372,7 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
     /** Removes a server registered by `register` whose enrolment token was used up meanwhile. */
     async unregister(accountId: number, id: number) {
       await deleteServer(db, accountId, id);
+      await feed.changed(accountId);
     },
 
     /**
@@ -385,12 +417,14 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
         ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
         ...(pin !== row.tls_fingerprint ? { tls_fingerprint: pin } : {}),
       });
+      await feed.changed(accountId);
       if (changes.tags !== undefined) await changed(accountId, id);
       return serverView((await findServer(db, accountId, id))!, clock());
     },
 
     async remove(accountId: number, id: number) {
       if (!(await deleteServer(db, accountId, id))) throw notFound('server');
+      await feed.changed(accountId);
       links.drop(id);
     },
 
@@ -466,6 +500,53 @@ export function createServersService({ db, clock, config, outbound, secrets }: S
           throw badRequest(`name: expected one of ${SECTIONS}`);
       }
     },
+  };
+}
+
+/** Accounts whose v1 list is kept; past this many the oldest half goes. */
+const MAX_CACHED_LISTS = 10_000;
+
+interface CachedList {
+  body: string;
+  builtAt: number;
+  /** The first instant at which time alone may change the answer. */
+  expiresAt: number;
+}
+
+/** The v1 list answers kept in memory, by account. */
+function createListCache(changes: Pick<ChangesService, 'onChange'>) {
+  const entries = new Map<number, CachedList>();
+  /** Bumped by every change: an answer built while one happened is not kept. */
+  let generation = 0;
+  const counts = { hits: 0, misses: 0, expired: 0 };
+  changes.onChange((accountId) => {
+    generation += 1;
+    if (accountId === null) entries.clear();
+    else entries.delete(accountId);
+  });
+  return {
+    generation: () => generation,
+    get(accountId: number, now: number): string | undefined {
+      const entry = entries.get(accountId);
+      if (entry && now >= entry.builtAt && now < entry.expiresAt) {
+        counts.hits += 1;
+        return entry.body;
+      }
+      if (entry) counts.expired += 1;
+      counts.misses += 1;
+      return undefined;
+    },
+    set(accountId: number, entry: CachedList) {
+      if (entries.size >= MAX_CACHED_LISTS && !entries.has(accountId)) {
+        let drop = entries.size / 2;
+        for (const key of entries.keys()) {
+          if (drop-- <= 0) break;
+          entries.delete(key);
+        }
+      }
+      entries.set(accountId, entry);
+    },
+    stats: () => ({ ...counts, size: entries.size }),
   };
 }
 

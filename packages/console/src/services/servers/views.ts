@@ -8,11 +8,18 @@ import type {
   ServerSummary,
   VerificationCheck,
 } from '@palisade/protocol';
-import { TAG_PATTERN } from '@palisade/protocol';
+import { ONLINE_WINDOW_MS, TAG_PATTERN } from '@palisade/protocol';
 import { isOlderAgent } from '../../config.js';
 import type { BenchmarkRunRow, ServerRow } from '../../db/schema.js';
 import { parseJson } from '../../json.js';
-import { lastKnownScore, type ScoreBase, serverScore, serverScoreTotal, WEIGHTS } from '../score.js';
+import {
+  lastKnownScore,
+  type ScoreBase,
+  scoreTotalExpiresAt,
+  serverScore,
+  serverScoreTotal,
+  WEIGHTS,
+} from '../score.js';
 import type { LinkState } from './links.js';
 import { type StateRow, serverState } from './state.js';
 
@@ -52,6 +59,16 @@ export function serverSummary(row: SummaryRow, now: number): ServerSummary {
     last_seen: row.last_seen ?? 0,
     public_ip: row.public_ip,
   };
+}
+
+/**
+ * The first instant after `now` at which serverSummary() may answer otherwise by the passing of time
+ * alone (never later): `online` turns false two minutes after the check-in, and the score decays.
+ */
+export function summaryExpiresAt(row: SummaryRow, now: number): number {
+  const score = scoreTotalExpiresAt(row.last_seen, row.score_base_total, now);
+  if (row.last_seen === null || now - row.last_seen >= ONLINE_WINDOW_MS) return score;
+  return Math.min(score, row.last_seen + ONLINE_WINDOW_MS);
 }
 
 /** The dashboard's state fields of a server (packages/protocol/src/dashboard.ts), from serverState(). */

@@ -1,0 +1,274 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { ConsoleConfig } from '../config.js';
+import { dataVersion } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { changeCounterKey } from '../plugins/rate-limits.js';
+import { currentChange, publishChange } from '../repositories/changes.repository.js';
+
+/**
+ * Tells every console process that what it holds in memory about an account is stale: the cached
+ * token → account lookups (access-tokens.service.ts) and v1 list answers (servers/index.ts).
+ * docs/performance.md, "v1 reads from memory", explains the design.
+ *
+ * The engines already there carry the news:
+ * - with PALISADE_REDIS_URL, a Redis pub/sub channel;
+ * - on PostgreSQL without Redis, LISTEN/NOTIFY;
+ * - on SQLite (one serving process), this process's listeners, plus `PRAGMA data_version`, which
+ *   moves when another connection (the admin CLI) commits: then everything is dropped.
+ *
+ * "At once" across processes: every message carries the next number of a shared counter, bumped in
+ * the same atomic step as the publish (a Lua script; one SQL statement). Each token request's
+ * rate-limit round trip reads that counter too (plugins/rate-limits.ts), and reports it here with
+ * `observe()`: a process that has not yet received every change up to it reads from the database
+ * until it has. So a write that has returned is never hidden by a cache, whichever process answers
+ * next, at no extra round trip.
+ *
+ * A process trusts its caches only while it is subscribed; when the subscription comes back it
+ * drops everything, as messages may have been missed meanwhile.
+ */
+export type ChangeListener = (accountId: number | null) => void;
+
+export interface ChangesDeps {
+  db: Database;
+  config: Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'redisUrl' | 'redisPrefix'>;
+}
+
+const RECONNECT_MS = 1000;
+
+/** Bumps the change counter and publishes `<n> <message>`: KEYS[1] the counter; ARGV[1] the channel, ARGV[2] the message. */
+const PUBLISH_SCRIPT = `
+local n = redis.call('INCR', KEYS[1])
+redis.call('PUBLISH', ARGV[1], n .. ' ' .. ARGV[2])
+return n
+`;
+
+type PublishingRedis = Redis & {
+  palisadePublishChange(counter: string, channel: string, message: string): Promise<number>;
+};
+
+interface Message {
+  /** The account, or null for every account. */
+  a: number | null;
+  /** The sending process, which has dispatched its own message already. */
+  p: string;
+}
+
+export function createChangesService({ db, config }: ChangesDeps) {
+  const transport: 'redis' | 'postgres' | 'sqlite' = config.redisUrl
+    ? 'redis'
+    : config.databaseUrl
+      ? 'postgres'
+      : 'sqlite';
+  const me = randomBytes(8).toString('hex');
+  const listeners: ChangeListener[] = [];
+  let live = false;
+  let closed = false;
+  /** The highest change number received (they arrive in order), and the highest seen in a rate-limit answer. */
+  let received = 0;
+  let required = 0;
+  let stopListening: (() => Promise<void>) | null = null;
+  let sharedRedis: PublishingRedis | null = null;
+  let seenVersion: number | null = null;
+
+  const counts = { published: 0, publishFailed: 0, received: 0, dropAll: 0, behind: 0 };
+
+  const redisChannel = `${config.redisPrefix}:changes`;
+  const redisCounter = changeCounterKey(config.redisPrefix);
+  // NOTIFY channels are database-wide: one per schema, so consoles on other schemas are not disturbed.
+  const pgChannel = `palisade_changes_${createHash('sha256')
+    .update(config.databaseSchema ?? 'public')
+    .digest('hex')
+    .slice(0, 16)}`;
+
+  function dispatch(accountId: number | null) {
+    if (accountId === null) counts.dropAll += 1;
+    for (const listener of listeners) listener(accountId);
+  }
+
+  /** `<n> <json>`, as published by either engine. */
+  function receive(text: string) {
+    counts.received += 1;
+    const space = text.indexOf(' ');
+    const n = Number(text.slice(0, space));
+    let message: Message | null = null;
+    try {
+      message = JSON.parse(text.slice(space + 1)) as Message;
+    } catch {
+      message = null;
+    }
+    if (message?.p !== me) dispatch(typeof message?.a === 'number' ? message.a : null);
+    if (Number.isSafeInteger(n) && n > received) received = n;
+  }
+
+  const publishing = (redis: Redis) => {
+    if (!('palisadePublishChange' in redis))
+      redis.defineCommand('palisadePublishChange', { numberOfKeys: 1, lua: PUBLISH_SCRIPT });
+    return redis as PublishingRedis;
+  };
+
+  async function send(text: string) {
+    if (transport === 'postgres') {
+      await publishChange(db, pgChannel, text);
+      return;
+    }
+    if (sharedRedis) {
+      await sharedRedis.palisadePublishChange(redisCounter, redisChannel, text);
+      return;
+    }
+    // A process that never listened (the admin CLI): one connection for this message.
+    const once = new Redis(config.redisUrl!, { maxRetriesPerRequest: 2, lazyConnect: true });
+    try {
+      await once.connect();
+      await publishing(once).palisadePublishChange(redisCounter, redisChannel, text);
+    } finally {
+      once.disconnect();
+    }
+  }
+
+  /** Subscribed (again): everything is dropped, and the changes up to now count as received. */
+  function goLive(current: number) {
+    if (closed) return;
+    dispatch(null);
+    received = Math.max(received, current);
+    live = true;
+  }
+
+  function listenRedis(redis: Redis) {
+    sharedRedis = publishing(redis);
+    const sub = redis.duplicate();
+    sub.on('message', (_channel: string, text: string) => receive(text));
+    sub.on('close', () => {
+      live = false;
+    });
+    const subscribe = () =>
+      sub
+        .subscribe(redisChannel)
+        .then(() => redis.get(redisCounter))
+        .then((n) => goLive(Number(n ?? 0)), noop);
+    // ioredis subscribes again after reconnecting, then emits `ready`; a SUBSCRIBE of our own is
+    // answered after its, so reading from memory starts again only once subscribed.
+    sub.on('ready', () => {
+      if (!live && !closed) subscribe();
+    });
+    sub.on('error', noop); // it reconnects by itself; `close` has already stopped reading from memory
+    stopListening = async () => {
+      sub.disconnect();
+    };
+    // Not awaited: a console starts while Redis is down, and reads from memory once subscribed.
+    subscribe();
+  }
+
+  async function listenPostgres() {
+    let client: pg.Client | null = null;
+    let timer: NodeJS.Timeout | null = null;
+    const connect = async () => {
+      timer = null;
+      const c = new pg.Client({ connectionString: config.databaseUrl! });
+      c.on('notification', (n) => {
+        if (n.channel === pgChannel && n.payload !== undefined) receive(n.payload);
+      });
+      const lost = () => {
+        live = false;
+        c.removeAllListeners('end');
+        c.end().catch(noop);
+        if (client === c) client = null;
+        if (!closed && !timer) timer = setTimeout(connect, RECONNECT_MS).unref();
+      };
+      c.on('error', lost);
+      c.on('end', lost);
+      try {
+        await c.connect();
+        await c.query(`LISTEN "${pgChannel}"`);
+        client = c;
+        goLive(await currentChange(db));
+      } catch {
+        lost();
+      }
+    };
+    stopListening = async () => {
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = null;
+      if (c) {
+        c.removeAllListeners('end');
+        await c.end().catch(noop);
+      }
+    };
+    await connect();
+  }
+
+  /**
+   * Whether this process may answer from memory now. On SQLite it first notices another
+   * connection's commits (`data_version` moved) and drops everything; elsewhere it is true while
+   * subscribed and no change known to have happened is still on its way here.
+   */
+  function ready(): boolean {
+    if (transport !== 'sqlite') return live && received >= required;
+    const version = dataVersion(db);
+    if (version !== seenVersion) {
+      if (seenVersion !== null) dispatch(null);
+      seenVersion = version;
+    }
+    return true;
+  }
+
+  return {
+    transport,
+
+    /** Called with the account whose cached reads are stale, or null for all of them. */
+    onChange(listener: ChangeListener) {
+      listeners.push(listener);
+    },
+
+    /**
+     * After a commit that changes what an account's token lookups or v1 answers would read: drops
+     * them here at once, then publishes to every other process.
+     */
+    async changed(accountId: number | null) {
+      dispatch(accountId);
+      if (transport === 'sqlite') return;
+      counts.published += 1;
+      // The write has committed: a failed publish must not fail it. Redis or the database being
+      // away also fails the readers' rate-limit round trips, and their subscriptions drop
+      // everything when they come back.
+      await send(JSON.stringify({ a: accountId, p: me } satisfies Message)).catch(() => {
+        counts.publishFailed += 1;
+      });
+    },
+
+    /**
+     * The change counter as a rate-limit round trip just read it (undefined: not read). Answers
+     * whether this process has received every change up to it, so its memory may be used now.
+     */
+    observe(change: number | undefined): boolean {
+      // SQLite: the lookup's own ready() has just read data_version; nothing is on its way.
+      if (transport === 'sqlite') return true;
+      if (change !== undefined && change > required) required = change;
+      if (received < required) counts.behind += 1;
+      return ready();
+    },
+
+    ready,
+
+    /** Subscribes this process (a serving console); `redis` is the app's connection when Redis is set. */
+    async listen(redis: Redis | null) {
+      if (transport === 'redis' && redis) listenRedis(redis);
+      else if (transport === 'postgres') await listenPostgres();
+    },
+
+    async close() {
+      closed = true;
+      live = false;
+      await stopListening?.();
+    },
+
+    /** Messages sent and received by this process, full drops, and requests that found it behind (for /metrics). */
+    stats: () => ({ ...counts }),
+  };
+}
+
+function noop() {}
+
+export type ChangesService = ReturnType<typeof createChangesService>;
