@@ -30,6 +30,7 @@ import type { ChangesService } from '../changes.service.js';
 import { type AgentTarget, createAgentClient, explainAgentStatus } from './agent-client.js';
 import { type HistoryRange, serverHistory } from './history.js';
 import { createLinkRegistry } from './links.js';
+import { createListAnswers } from './list-cache.js';
 import { type CallOutcome, createAgentProxy, type ProxiedAnswer } from './proxy.js';
 import { serverState } from './state.js';
 import { fleetTrends, TREND_BUCKET_MS, TREND_WINDOW_MS } from './trends.js';
@@ -43,7 +44,6 @@ import {
   scoreSection,
   serverDetail,
   serverSummary,
-  summaryExpiresAt,
 } from './views.js';
 
 export type { AgentTarget, ConnectionCheck } from './agent-client.js';
@@ -96,7 +96,7 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
   const changed = async (accountId: number, serverId: number) => {
     for (const listener of changeListeners) await listener(accountId, serverId);
   };
-  const answers = createListCache(feed);
+  const answers = createListAnswers({ db, clock, changes: feed });
   const agents = createAgentClient(outbound, config.agentTimeoutMs, clock, links);
 
   /**
@@ -257,25 +257,8 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
       return (await listServerSummaries(db, accountId)).map((row) => serverSummary(row, now));
     },
 
-    /**
-     * The v1 list's whole answer as JSON text, from memory while nothing changed it: entries are
-     * dropped by changes.service.ts and expire when time alone would change them (summaryExpiresAt).
-     */
-    async listAnswer(accountId: number): Promise<string> {
-      const now = clock();
-      const usable = feed.ready();
-      const cached = usable ? answers.get(accountId, now) : undefined;
-      if (cached !== undefined) return cached;
-      const began = answers.generation();
-      let expiresAt = Number.POSITIVE_INFINITY;
-      const servers = (await listServerSummaries(db, accountId)).map((row) => {
-        expiresAt = Math.min(expiresAt, summaryExpiresAt(row, now));
-        return serverSummary(row, now);
-      });
-      const body = JSON.stringify({ data: { servers } });
-      if (usable && began === answers.generation()) answers.set(accountId, { body, builtAt: now, expiresAt });
-      return body;
-    },
+    /** The v1 list's whole answer as JSON text, from memory while nothing changed it (list-cache.ts). */
+    listAnswer: (accountId: number) => answers.answer(accountId),
 
     /** The v1 answers served from memory and built anew, for /metrics. */
     listCacheStats: () => answers.stats(),
@@ -500,53 +483,6 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
           throw badRequest(`name: expected one of ${SECTIONS}`);
       }
     },
-  };
-}
-
-/** Accounts whose v1 list is kept; past this many the oldest half goes. */
-const MAX_CACHED_LISTS = 10_000;
-
-interface CachedList {
-  body: string;
-  builtAt: number;
-  /** The first instant at which time alone may change the answer. */
-  expiresAt: number;
-}
-
-/** The v1 list answers kept in memory, by account. */
-function createListCache(changes: Pick<ChangesService, 'onChange'>) {
-  const entries = new Map<number, CachedList>();
-  /** Bumped by every change: an answer built while one happened is not kept. */
-  let generation = 0;
-  const counts = { hits: 0, misses: 0, expired: 0 };
-  changes.onChange((accountId) => {
-    generation += 1;
-    if (accountId === null) entries.clear();
-    else entries.delete(accountId);
-  });
-  return {
-    generation: () => generation,
-    get(accountId: number, now: number): string | undefined {
-      const entry = entries.get(accountId);
-      if (entry && now >= entry.builtAt && now < entry.expiresAt) {
-        counts.hits += 1;
-        return entry.body;
-      }
-      if (entry) counts.expired += 1;
-      counts.misses += 1;
-      return undefined;
-    },
-    set(accountId: number, entry: CachedList) {
-      if (entries.size >= MAX_CACHED_LISTS && !entries.has(accountId)) {
-        let drop = entries.size / 2;
-        for (const key of entries.keys()) {
-          if (drop-- <= 0) break;
-          entries.delete(key);
-        }
-      }
-      entries.set(accountId, entry);
-    },
-    stats: () => ({ ...counts, size: entries.size }),
   };
 }
 
