@@ -165,26 +165,7 @@ for (const dialect of dialects()) {
     if (dialect === 'postgres' && process.env.PALISADE_TEST_REDIS_URL) transports.push('redis');
     for (const transport of transports) {
       test(`revoking, disabling and deleting on one process (${transport})`, async () => {
-        const database = await testDatabase(dialect);
-        const env = {
-          PALISADE_DATA_DIR: database.dataDir,
-          ...(database.databaseUrl
-            ? { PALISADE_DATABASE_URL: database.databaseUrl, PALISADE_DATABASE_SCHEMA: database.databaseSchema! }
-            : {}),
-          ...(transport === 'redis'
-            ? {
-                PALISADE_REDIS_URL: process.env.PALISADE_TEST_REDIS_URL!,
-                PALISADE_REDIS_PREFIX: `palisade-test-${process.pid}-${Date.now()}`,
-              }
-            : {}),
-        };
-        const config = loadConfig(env);
-        const redis = transport === 'redis' ? [new Redis(config.redisUrl!), new Redis(config.redisUrl!)] : [];
-        // The reader: a serving console. The writer: another console on its own connection, as a
-        // second process (PostgreSQL) or the admin CLI (SQLite) would be.
-        const reader = await buildApp({ config, db: database.db, redis: redis[0] ?? null });
-        const writerDb = await openDatabase(config);
-        const writer = await buildApp({ config, db: writerDb.db, redis: redis[1] ?? null });
+        const { config, reader, writer, close } = await twoProcesses(dialect, transport);
         try {
           await reader.services.catalog.seed();
           const user = await registerUser(writer);
@@ -230,13 +211,72 @@ for (const dialect of dialects()) {
           }
           assert.equal((await list(reader, kept)).status, 401, 'the disabled account');
         } finally {
-          await writer.close();
-          await writerDb.close();
-          await reader.close();
-          for (const r of redis) r.disconnect();
-          await database.close();
+          await close();
         }
       });
+
+      if (dialect === 'postgres') {
+        test(`many changes at once go out in few messages, and every account reaches the other process (${transport})`, async () => {
+          const { reader, writer, close } = await twoProcesses(dialect, transport);
+          try {
+            const heard = new Set<number | null>();
+            reader.services.changes.onChange((accountId) => heard.add(accountId));
+            const before = writer.services.changes.stats().published;
+            const accounts = Array.from({ length: 200 }, (_, i) => 100_000 + i);
+            await Promise.all(accounts.map((a) => writer.services.changes.changed(a)));
+            const published = writer.services.changes.stats().published - before;
+            assert.ok(published < accounts.length / 4, `${published} messages for ${accounts.length} changes`);
+            // Each caller returned after a message carrying its account was sent; the reader gets them in order.
+            const deadline = Date.now() + 10_000;
+            while (accounts.some((a) => !heard.has(a)) && !heard.has(null) && Date.now() < deadline)
+              await new Promise((r) => setTimeout(r, 20));
+            assert.deepEqual(
+              accounts.filter((a) => !heard.has(a)),
+              [],
+              'accounts the other process did not hear of',
+            );
+          } finally {
+            await close();
+          }
+        });
+      }
     }
   });
+}
+
+/** A serving console (the reader) and a second one on its own connection (the writer), sharing one database. */
+async function twoProcesses(dialect: 'sqlite' | 'postgres', transport: 'database' | 'redis') {
+  const database = await testDatabase(dialect);
+  const env = {
+    PALISADE_DATA_DIR: database.dataDir,
+    ...(database.databaseUrl
+      ? { PALISADE_DATABASE_URL: database.databaseUrl, PALISADE_DATABASE_SCHEMA: database.databaseSchema! }
+      : {}),
+    ...(transport === 'redis'
+      ? {
+          PALISADE_REDIS_URL: process.env.PALISADE_TEST_REDIS_URL!,
+          PALISADE_REDIS_PREFIX: `palisade-test-${process.pid}-${Date.now()}`,
+        }
+      : {}),
+  };
+  const config = loadConfig(env);
+  const redis = transport === 'redis' ? [new Redis(config.redisUrl!), new Redis(config.redisUrl!)] : [];
+  // The reader: a serving console. The writer: another console on its own connection, as a
+  // second process (PostgreSQL) or the admin CLI (SQLite) would be.
+  const reader = await buildApp({ config, db: database.db, redis: redis[0] ?? null });
+  const writerDb = await openDatabase(config);
+  const writer = await buildApp({ config, db: writerDb.db, redis: redis[1] ?? null });
+  return {
+    database,
+    config,
+    reader,
+    writer,
+    async close() {
+      await writer.close();
+      await writerDb.close();
+      await reader.close();
+      for (const r of redis) r.disconnect();
+      await database.close();
+    },
+  };
 }

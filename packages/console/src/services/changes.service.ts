@@ -36,6 +36,8 @@ export interface ChangesDeps {
 }
 
 const RECONNECT_MS = 1000;
+/** Past this many accounts in one message, it says "every account" (a NOTIFY payload is at most 8,000 bytes). */
+const MAX_ACCOUNTS_A_MESSAGE = 500;
 
 /** Bumps the change counter and publishes `<n> <message>`: KEYS[1] the counter; ARGV[1] the channel, ARGV[2] the message. */
 const PUBLISH_SCRIPT = `
@@ -49,8 +51,8 @@ type PublishingRedis = Redis & {
 };
 
 interface Message {
-  /** The account, or null for every account. */
-  a: number | null;
+  /** The account, the accounts, or null for every account. */
+  a: number | number[] | null;
   /** The sending process, which has dispatched its own message already. */
   p: string;
 }
@@ -73,6 +75,10 @@ export function createChangesService({ db, config }: ChangesDeps) {
   let seenVersion: number | null = null;
 
   const counts = { published: 0, publishFailed: 0, received: 0, dropAll: 0, behind: 0 };
+  /** The accounts waiting for the next message ('all': every account), and that message's send. */
+  let queued: Set<number> | 'all' | null = null;
+  let queuedSend: Promise<void> | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
 
   const redisChannel = `${config.redisPrefix}:changes`;
   const redisCounter = changeCounterKey(config.redisPrefix);
@@ -98,7 +104,11 @@ export function createChangesService({ db, config }: ChangesDeps) {
     } catch {
       message = null;
     }
-    if (message?.p !== me) dispatch(typeof message?.a === 'number' ? message.a : null);
+    if (message && message.p !== me) {
+      const { a } = message;
+      if (Array.isArray(a)) for (const accountId of a) dispatch(typeof accountId === 'number' ? accountId : null);
+      else dispatch(typeof a === 'number' ? a : null);
+    }
     if (Number.isSafeInteger(n) && n > received) received = n;
   }
 
@@ -125,6 +135,33 @@ export function createChangesService({ db, config }: ChangesDeps) {
     } finally {
       once.disconnect();
     }
+  }
+
+  /**
+   * Publishes the account's change once every publish already under way has finished. The accounts
+   * that change meanwhile go together in the next message: one publish in flight per process, so a
+   * busy console (a check-in is a change) costs the database or Redis one bump of the shared counter
+   * per round trip, not one per write. Each caller still returns only after a message sent after
+   * its own commit carries its account.
+   */
+  function publish(accountId: number | null): Promise<void> {
+    if (queued === null) queued = new Set();
+    if (accountId === null || queued === 'all' || queued.size >= MAX_ACCOUNTS_A_MESSAGE) queued = 'all';
+    else queued.add(accountId);
+    if (!queuedSend) {
+      queuedSend = inFlight.then(() => {
+        const accounts = queued === 'all' || queued === null ? null : [...queued];
+        queued = null;
+        queuedSend = null;
+        counts.published += 1;
+        const a = accounts?.length === 1 ? accounts[0]! : accounts;
+        inFlight = send(JSON.stringify({ a, p: me } satisfies Message)).catch(() => {
+          counts.publishFailed += 1;
+        });
+        return inFlight;
+      });
+    }
+    return queuedSend;
   }
 
   /** Subscribed (again): everything is dropped, and the changes up to now count as received. */
@@ -229,13 +266,10 @@ export function createChangesService({ db, config }: ChangesDeps) {
     async changed(accountId: number | null) {
       dispatch(accountId);
       if (transport === 'sqlite') return;
-      counts.published += 1;
-      // The write has committed: a failed publish must not fail it. Redis or the database being
-      // away also fails the readers' rate-limit round trips, and their subscriptions drop
-      // everything when they come back.
-      await send(JSON.stringify({ a: accountId, p: me } satisfies Message)).catch(() => {
-        counts.publishFailed += 1;
-      });
+      // The write has committed: a failed publish must not fail it (publish() counts it). Redis or
+      // the database being away also fails the readers' rate-limit round trips, and their
+      // subscriptions drop everything when they come back.
+      await publish(accountId);
     },
 
     /**
