@@ -212,8 +212,9 @@ for (const setup of setups) {
       try {
         const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
         assert.equal((await api(nth(0), 'PUT', '/api/account/webhook', { cookie, body: { url } })).status, 200);
-        const product = (await api(nth(1), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
-          .product as { id: number };
+        const taken = await api(nth(1), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } });
+        assert.equal(taken.status, 201, JSON.stringify(taken.json));
+        const product = taken.json.data!.product as { id: number };
         for (let i = 0; i < 6; i += 1) {
           const res = await api(nth(i), 'POST', '/api/tickets', {
             cookie,
@@ -246,8 +247,9 @@ for (const setup of setups) {
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const agent = await startAgent({ 'checkin.interval_s': '5', 'metrics.interval_s': '1' });
       try {
-        const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
-          .product as { id: number };
+        const taken = await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } });
+        assert.equal(taken.status, 201, JSON.stringify(taken.json));
+        const product = taken.json.data!.product as { id: number };
         const added = await api(nth(1), 'POST', '/api/servers', {
           cookie,
           body: { product_id: product.id, name: 'alerted-1', api_url: agent.url, api_key: agent.key },
@@ -302,8 +304,9 @@ for (const setup of setups) {
     test('a signed write re-sent with a new nonce is a replay on every console; identical reads are not', async () => {
       const key = (await api(nth(0), 'POST', '/api/keys', { cookie, body: { name: 'write-replay' } })).json.data!
         .key as string;
-      const product = (await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } })).json.data!
-        .product as { id: number };
+      const taken = await api(nth(0), 'POST', '/api/products', { cookie, body: { catalog_id: 2 } });
+      assert.equal(taken.status, 201, JSON.stringify(taken.json));
+      const product = taken.json.data!.product as { id: number };
       const opened = await api(nth(0), 'POST', '/api/tickets', {
         cookie,
         body: { product_id: product.id, subject: 'replayed write', message: 'first' },
