@@ -41,17 +41,24 @@ function useFocusOnNavigate(path: string) {
     }
     // The new page may still be loading (e.g. after sign-out the account is asked for again, which
     // a busy console can take seconds to answer): look for its heading for up to 10 s, unless the
-    // user has meanwhile put focus somewhere in the page themselves.
+    // user has meanwhile put focus somewhere in the page themselves. The page may also be drawn
+    // again once that answer arrives, which drops the focused heading: for the rest of those 10 s,
+    // focus that fell back to the document goes to the heading again.
     let tries = 0;
+    let focused = false;
     let timer: ReturnType<typeof setTimeout>;
     const focusHeading = () => {
       const active = document.activeElement;
-      if (active && active !== document.body && document.querySelector('main')?.contains(active)) return;
+      const lost = !active || active === document.body;
+      const inPage = !lost && document.querySelector('main')?.contains(active);
+      if (!focused && inPage) return;
       const heading = document.querySelector<HTMLElement>('main h1');
-      if (heading) {
+      if (heading && (!focused || lost)) {
         heading.tabIndex = -1;
         heading.focus({ preventScroll: true });
-      } else if (++tries < 200) timer = setTimeout(focusHeading, 50);
+        focused = true;
+      }
+      if (++tries < 200) timer = setTimeout(focusHeading, 50);
     };
     timer = setTimeout(focusHeading, 50);
     return () => clearTimeout(timer);
