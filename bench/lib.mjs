@@ -241,7 +241,10 @@ export function writeTokenRotation(file, tokens) {
 export async function startPinned(args, env, cpu, logFile) {
   const fd = openSync(logFile, 'w');
   const command = cpu === null ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
-  const child = spawn(command[0], [...command.slice(1), ...args], {
+  // BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every Node process measured:
+  // Node refuses --cpu-prof in NODE_OPTIONS.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(command[0], [...command.slice(1), ...nodeArgs, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', fd, fd],
   });
