@@ -2,6 +2,7 @@ import { hasSvc1Headers, TOO_MANY_ATTEMPTS } from '@palisade/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRow } from '../db/schema.js';
 import { AppError, unauthorized } from '../errors.js';
+import type { LimitVerdict } from './rate-limits.js';
 
 export const SESSION_COOKIE = 'pl_session';
 
@@ -67,9 +68,16 @@ export async function requireToken(request: FastifyRequest, reply: FastifyReply)
     found = await tokens.authenticate(raw);
     if (!found) throw unauthorized('invalid or revoked token');
   }
-  reply.header('x-ratelimit-limit', verdict.limit);
-  reply.header('x-ratelimit-remaining', verdict.remaining);
-  reply.header('x-ratelimit-reset', Math.ceil(request.server.clock() / 1000) + verdict.resetS);
+  admit(request, reply, found.account, verdict);
+}
+
+/** The rate-limit headers on every answer to a token; 429 past the limit, else the account is the request's. */
+function admit(request: FastifyRequest, reply: FastifyReply, account: AccountRow, verdict: LimitVerdict) {
+  reply.headers({
+    'x-ratelimit-limit': verdict.limit,
+    'x-ratelimit-remaining': verdict.remaining,
+    'x-ratelimit-reset': Math.ceil(request.server.clock() / 1000) + verdict.resetS,
+  });
   if (!verdict.allowed)
     throw new AppError(
       429,
@@ -77,7 +85,24 @@ export async function requireToken(request: FastifyRequest, reply: FastifyReply)
       {},
       { 'retry-after': String(verdict.resetS) },
     );
-  request.account = found.account;
+  request.account = account;
+}
+
+/**
+ * `requireToken` as a callback hook (the v1 routes'): a token kept in memory and counted in this
+ * process (one console on SQLite) is settled in this turn, without a promise; everything else
+ * takes `requireToken`. Same checks, same answers.
+ */
+export function tokenHook(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+  const raw = bearer(request);
+  const consumeNow = request.server.limits.consumeNow;
+  const found = raw && consumeNow ? request.server.services.tokens.fromMemory(raw) : undefined;
+  if (!found || !consumeNow) {
+    requireToken(request, reply).then(() => done(), done);
+    return;
+  }
+  admit(request, reply, found.account, consumeNow('token', String(found.tokenId)));
+  done();
 }
 
 /** Dashboard routes that also take the v1 token form as a Bearer header. */

@@ -24,7 +24,16 @@ export interface Family {
 
 type Collect = () => Promise<Array<{ labels: Labels; value: number }>> | Array<{ labels: Labels; value: number }>;
 
-const key = (labels: Labels) => JSON.stringify(labels);
+/** Each label set's series key, made once per object: the hot path passes the same objects again. */
+const keys = new WeakMap<Labels, string>();
+function key(labels: Labels): string {
+  let k = keys.get(labels);
+  if (k === undefined) {
+    k = JSON.stringify(labels);
+    keys.set(labels, k);
+  }
+  return k;
+}
 
 export class MetricsRegistry {
   private readonly families: Array<() => Promise<Family>> = [];
@@ -164,7 +173,7 @@ export function registerRequestMetrics(app: FastifyInstance) {
   );
   const checkins = metrics.counter('palisade_checkins_total', 'Agent check-ins accepted (rate() gives check-ins/s)');
   const labelsCache = new Map<string, Labels>();
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = `${Math.floor(reply.statusCode / 100)}xx`;
     const k = `${request.method} ${route} ${status}`;
@@ -176,6 +185,7 @@ export function registerRequestMetrics(app: FastifyInstance) {
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
     if (route === CHECKIN_ROUTE && reply.statusCode < 300) checkins.inc();
+    done();
   });
   return metrics;
 }

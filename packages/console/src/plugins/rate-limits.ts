@@ -30,6 +30,8 @@ export interface LimitVerdict {
 
 export interface RateLimits {
   consume(name: LimitName, key: string): Promise<LimitVerdict>;
+  /** Present when the counters are in this process: the same count, answered without a promise. */
+  consumeNow?(name: LimitName, key: string): LimitVerdict;
 }
 
 /** The Redis key counting published changes; changes.service.ts bumps it with each message. */
@@ -115,23 +117,22 @@ const SWEEP_AT = 10_000;
 function memoryRateLimits(clock: () => number): RateLimits {
   const windows = new Map<string, { count: number; end: number }>();
   let sweepAt = SWEEP_AT;
-  return {
-    async consume(name, key) {
-      const { points, durationS } = LIMITS[name];
-      const now = clock();
-      const id = `${name}:${key}`;
-      let window = windows.get(id);
-      if (!window || window.end <= now) {
-        if (!window && windows.size >= sweepAt) {
-          for (const [k, w] of windows) if (w.end <= now) windows.delete(k);
-          sweepAt = Math.max(SWEEP_AT, windows.size * 2);
-        }
-        window = { count: 0, end: now + durationS * 1000 };
-        windows.set(id, window);
+  const consumeNow = (name: LimitName, key: string): LimitVerdict => {
+    const { points, durationS } = LIMITS[name];
+    const now = clock();
+    const id = `${name}:${key}`;
+    let window = windows.get(id);
+    if (!window || window.end <= now) {
+      if (!window && windows.size >= sweepAt) {
+        for (const [k, w] of windows) if (w.end <= now) windows.delete(k);
+        sweepAt = Math.max(SWEEP_AT, windows.size * 2);
       }
-      window.count += 1;
-      const resetS = Math.max(1, Math.ceil((window.end - now) / 1000));
-      return { allowed: window.count <= points, limit: points, remaining: Math.max(0, points - window.count), resetS };
-    },
+      window = { count: 0, end: now + durationS * 1000 };
+      windows.set(id, window);
+    }
+    window.count += 1;
+    const resetS = Math.max(1, Math.ceil((window.end - now) / 1000));
+    return { allowed: window.count <= points, limit: points, remaining: Math.max(0, points - window.count), resetS };
   };
+  return { consumeNow, consume: async (name, key) => consumeNow(name, key) };
 }

@@ -79,11 +79,22 @@ export function registerRequestGuards(
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) app.routeList.push({ method, url: route.url });
   });
+  // The guards that need no I/O are callback hooks that finish in the same turn: an async hook
+  // costs a promise and a trip through the microtask queue on every request (docs/performance.md).
+  //
   // First of all: a name the operator did not choose (a DNS-rebinding page) is not served at all.
-  app.addHook('onRequest', async (request) => {
+  // Then browser-borne writes only from our own origin.
+  app.addHook('onRequest', (request, _reply, done) => {
     if (!hosts.allows(request.hostname) && !probes.includes(matchedPath(request))) {
       throw new AppError(421, `host: this console answers to ${hosts.expected}`);
     }
+    if (isBrowserWrite(request)) {
+      if (request.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
+      const origin = request.headers.origin;
+      // The host was checked above, so the origin built from it is one the operator chose.
+      if (origin !== undefined && origin !== (publicUrl ?? `${request.protocol}://${request.host}`)) throw crossSite();
+    }
+    done();
   });
 
   // Only JSON bodies are accepted: text/plain and form posts (which a cross-site form can send) answer 415.
@@ -109,24 +120,15 @@ export function registerRequestGuards(
   });
 
   // Signed headers on a route that does not accept signed requests are refused, not ignored.
-  app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.config.signed || !hasSvc1Headers(request.headers)) return;
-    await request.server.services.signing.refuseUnsupported(signedRequest(request));
-  });
-
-  app.addHook('onRequest', async (request) => {
-    if (!isBrowserWrite(request)) return;
-    if (request.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
-    const origin = request.headers.origin;
-    if (origin === undefined) return;
-    // The host was checked above, so the origin built from it is one the operator chose.
-    const expected = publicUrl ?? `${request.protocol}://${request.host}`;
-    if (origin !== expected) throw crossSite();
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.routeOptions.config.signed || !hasSvc1Headers(request.headers)) return done();
+    request.server.services.signing.refuseUnsupported(signedRequest(request)).then(() => done(), done);
   });
 
   // Every API answer is private and fresh (docs/console.md, "The v1 API": no-store on every answer,
   // errors included), and is data, never a page: nosniff and a CSP that allows nothing.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, _payload, done) => {
     if (isApi(matchedPath(request))) reply.headers(API_HEADERS);
+    done();
   });
 }

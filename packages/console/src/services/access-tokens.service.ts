@@ -25,6 +25,9 @@ export interface TokenLookup {
 /** Token lookups kept in memory (each about 100 bytes; one account row per account); past this many all go. */
 const MAX_CACHED_TOKENS = 100_000;
 
+/** A token's `last_used_at` is written at most this often (it is shown to the minute). */
+const TOUCH_EVERY_MS = 60_000;
+
 export interface AccessTokensDeps {
   db: Database;
   clock: () => number;
@@ -108,6 +111,19 @@ export function createAccessTokensService({ db, clock, changes }: AccessTokensDe
       await changes.changed(accountId);
     },
 
+    /**
+     * The token's lookup when memory settles it without I/O (kept, usable now, its last use recorded
+     * within the minute); otherwise undefined, and `authenticate` decides. Only well-formed tokens
+     * are ever kept, so a hit needs no format check.
+     */
+    fromMemory(raw: string): TokenLookup | undefined {
+      if (!changes.ready()) return undefined;
+      const lookup = byHash.get(hashToken(raw));
+      if (!lookup || lookup.lastUsedAt === null || lookup.lastUsedAt < clock() - TOUCH_EVERY_MS) return undefined;
+      counts.hits += 1;
+      return lookup;
+    },
+
     /** The token and its account, or undefined for a malformed, unknown or revoked token or a disabled account. */
     async authenticate(raw: string): Promise<TokenLookup | undefined> {
       if (!isWellFormedToken('personal', raw)) return undefined;
@@ -129,7 +145,7 @@ export function createAccessTokensService({ db, clock, changes }: AccessTokensDe
         }
       }
       const now = clock();
-      if (lookup.lastUsedAt === null || lookup.lastUsedAt < now - 60_000) {
+      if (lookup.lastUsedAt === null || lookup.lastUsedAt < now - TOUCH_EVERY_MS) {
         await touchAccessToken(db, lookup.tokenId, now);
         lookup.lastUsedAt = now;
         const kept = byHash.get(hash);

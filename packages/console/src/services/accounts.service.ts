@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { ConsoleConfig, Permission } from '../config.js';
 import type { AccountRow, Database } from '../db/schema.js';
 import { AppError, conflict, isUniqueViolation, notFound, permissionRequired } from '../errors.js';
@@ -64,7 +64,7 @@ export function parsePermissions(json: string): Permission[] {
 }
 
 /** What is stored of a session id; also the session's id in the sessions list. */
-export const sessionHash = (id: string) => createHash('sha256').update(id).digest('hex');
+export const sessionHash = (id: string) => hash('sha256', id, 'hex');
 
 /** Where a session was made from, as the request said. */
 export interface SessionClient {

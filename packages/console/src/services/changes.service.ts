@@ -241,8 +241,18 @@ export function createChangesService({ db, config }: ChangesDeps) {
    * connection's commits (`data_version` moved) and drops everything; elsewhere it is true while
    * subscribed and no change known to have happened is still on its way here.
    */
+  let versionRead = false;
+  const readAgain = () => {
+    versionRead = false;
+  };
   function ready(): boolean {
     if (transport !== 'sqlite') return live && received >= required;
+    // data_version is read once per synchronous run (one request, from its token check to its
+    // answer): every read in that run belongs to one instant, after which no other commit can be
+    // seen by this run anyway. The next callback from the event loop reads it again.
+    if (versionRead) return true;
+    versionRead = true;
+    queueMicrotask(readAgain);
     const version = dataVersion(db);
     if (version !== seenVersion) {
       if (seenVersion !== null) dispatch(null);

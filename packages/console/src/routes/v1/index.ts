@@ -1,7 +1,7 @@
 import { jsonSchemaOf, v1OpenApi, v1Responses } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors.js';
-import { requireToken } from '../../plugins/auth.js';
+import { tokenHook } from '../../plugins/auth.js';
 import { parseId } from '../../validation.js';
 
 /** The public read-only API: Bearer svc_ tokens only, the session cookie is ignored. */
@@ -17,7 +17,7 @@ export default async function v1Routes(app: FastifyInstance) {
 }
 
 async function guardedV1Routes(app: FastifyInstance) {
-  app.addHook('onRequest', requireToken);
+  app.addHook('onRequest', tokenHook);
 
   // Response schemas let Fastify serialize with a compiled stringifier; the shapes are the protocol's.
   const ok = (schema: keyof typeof v1Responses) => ({
@@ -29,10 +29,13 @@ async function guardedV1Routes(app: FastifyInstance) {
     return { data: { id, name, email, role } };
   });
 
-  // The answer comes as JSON text, from memory while it holds (services/servers/index.ts, listAnswer).
-  app.get('/api/v1/servers', async (request, reply) =>
-    reply.type('application/json; charset=utf-8').send(await app.services.servers.listAnswer(request.account!.id)),
-  );
+  // The answer comes as JSON text, from memory while it holds (services/servers/list-cache.ts), and
+  // then without a promise: the whole request is served in one turn of the event loop.
+  app.get('/api/v1/servers', (request, reply) => {
+    const answer = app.services.servers.listAnswer(request.account!.id);
+    const send = (body: string) => reply.type('application/json; charset=utf-8').send(body);
+    return typeof answer === 'string' ? send(answer) : answer.then(send);
+  });
 
   app.get<{ Params: { id: string } }>('/api/v1/servers/:id', async (request) => {
     const id = parseId(request.params.id);

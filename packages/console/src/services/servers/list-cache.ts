@@ -65,21 +65,24 @@ export function createListAnswers({
   changes: Pick<ChangesService, 'onChange' | 'ready'>;
 }) {
   const answers = createListCache(changes);
+  async function build(accountId: number, now: number, usable: boolean): Promise<string> {
+    const began = answers.generation();
+    let expiresAt = Number.POSITIVE_INFINITY;
+    const servers = (await listServerSummaries(db, accountId)).map((row) => {
+      expiresAt = Math.min(expiresAt, summaryExpiresAt(row, now));
+      return serverSummary(row, now);
+    });
+    const body = JSON.stringify({ data: { servers } });
+    if (usable && began === answers.generation()) answers.set(accountId, { body, builtAt: now, expiresAt });
+    return body;
+  }
   return {
-    async answer(accountId: number): Promise<string> {
+    /** The answer itself when memory holds it (no I/O, no promise), else a promise of it built anew. */
+    answer(accountId: number): string | Promise<string> {
       const now = clock();
       const usable = changes.ready();
       const cached = usable ? answers.get(accountId, now) : undefined;
-      if (cached !== undefined) return cached;
-      const began = answers.generation();
-      let expiresAt = Number.POSITIVE_INFINITY;
-      const servers = (await listServerSummaries(db, accountId)).map((row) => {
-        expiresAt = Math.min(expiresAt, summaryExpiresAt(row, now));
-        return serverSummary(row, now);
-      });
-      const body = JSON.stringify({ data: { servers } });
-      if (usable && began === answers.generation()) answers.set(accountId, { body, builtAt: now, expiresAt });
-      return body;
+      return cached ?? build(accountId, now, usable);
     },
     stats: () => answers.stats(),
   };
