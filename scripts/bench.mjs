@@ -10,6 +10,13 @@ const benches = readdirSync(dir)
   .filter((f) => f.endsWith('.mjs') && f !== 'lib.mjs' && !f.startsWith('_'))
   .filter((f) => words.length === 0 || words.some((w) => f.includes(w)))
   .sort();
+// The PostgreSQL (and Redis) figures need a database to measure: say so rather than leave them out silently.
+if (!process.env.PALISADE_BENCH_DATABASE_URL) {
+  console.log(
+    'PostgreSQL figures are skipped: set PALISADE_BENCH_DATABASE_URL (and PALISADE_BENCH_REDIS_URL) to measure them, ' +
+      'e.g. PALISADE_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench',
+  );
+}
 let failed = 0;
 for (const bench of benches) {
   console.log(`\n##### ${bench}`);
