@@ -51,6 +51,7 @@ const server = http.createServer((req, res) => {
   res.end(body);
 });
 server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => process.exit(0)); // an orderly exit, so --cpu-prof (BENCH_NODE_ARGS) writes its profile
 `;
 
 /** Accounts of 50 servers and 100 tokens each: enough tokens for `rps` requests a second under the limit. */

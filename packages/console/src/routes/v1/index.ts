@@ -29,12 +29,12 @@ async function guardedV1Routes(app: FastifyInstance) {
     return { data: { id, name, email, role } };
   });
 
-  // The answer comes as JSON text, from memory while it holds (services/servers/list-cache.ts), and
+  // The answer comes as JSON bytes, from memory while it holds (services/servers/list-cache.ts), and
   // then without a promise: the whole request is served in one turn of the event loop.
   app.get('/api/v1/servers', (request, reply) => {
     const answer = app.services.servers.listAnswer(request.account!.id);
-    const send = (body: string) => reply.type('application/json; charset=utf-8').send(body);
-    return typeof answer === 'string' ? send(answer) : answer.then(send);
+    const send = (body: Buffer) => reply.type('application/json; charset=utf-8').send(body);
+    return Buffer.isBuffer(answer) ? send(answer) : answer.then(send);
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/servers/:id', async (request) => {

@@ -257,7 +257,7 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
       return (await listServerSummaries(db, accountId)).map((row) => serverSummary(row, now));
     },
 
-    /** The v1 list's whole answer as JSON text, from memory while nothing changed it (list-cache.ts). */
+    /** The v1 list's whole answer as UTF-8 JSON bytes, from memory while nothing changed it (list-cache.ts). */
     listAnswer: (accountId: number) => answers.answer(accountId),
 
     /** The v1 answers served from memory and built anew, for /metrics. */

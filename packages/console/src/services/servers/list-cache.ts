@@ -7,7 +7,8 @@ import { serverSummary, summaryExpiresAt } from './views.js';
 const MAX_CACHED_LISTS = 10_000;
 
 interface CachedList {
-  body: string;
+  /** UTF-8 bytes: a string would be encoded again by every socket write. */
+  body: Buffer;
   builtAt: number;
   /** The first instant at which time alone may change the answer. */
   expiresAt: number;
@@ -26,7 +27,7 @@ function createListCache(changes: Pick<ChangesService, 'onChange'>) {
   });
   return {
     generation: () => generation,
-    get(accountId: number, now: number): string | undefined {
+    get(accountId: number, now: number): Buffer | undefined {
       const entry = entries.get(accountId);
       if (entry && now >= entry.builtAt && now < entry.expiresAt) {
         counts.hits += 1;
@@ -51,7 +52,7 @@ function createListCache(changes: Pick<ChangesService, 'onChange'>) {
 }
 
 /**
- * The v1 list's whole answer as JSON text, from memory while nothing changed it: entries are
+ * The v1 list's whole answer as UTF-8 JSON bytes, from memory while nothing changed it: entries are
  * dropped by changes.service.ts and expire when time alone would change them (summaryExpiresAt).
  * docs/performance.md, "v1 reads from memory".
  */
@@ -65,20 +66,20 @@ export function createListAnswers({
   changes: Pick<ChangesService, 'onChange' | 'ready'>;
 }) {
   const answers = createListCache(changes);
-  async function build(accountId: number, now: number, usable: boolean): Promise<string> {
+  async function build(accountId: number, now: number, usable: boolean): Promise<Buffer> {
     const began = answers.generation();
     let expiresAt = Number.POSITIVE_INFINITY;
     const servers = (await listServerSummaries(db, accountId)).map((row) => {
       expiresAt = Math.min(expiresAt, summaryExpiresAt(row, now));
       return serverSummary(row, now);
     });
-    const body = JSON.stringify({ data: { servers } });
+    const body = Buffer.from(JSON.stringify({ data: { servers } }));
     if (usable && began === answers.generation()) answers.set(accountId, { body, builtAt: now, expiresAt });
     return body;
   }
   return {
     /** The answer itself when memory holds it (no I/O, no promise), else a promise of it built anew. */
-    answer(accountId: number): string | Promise<string> {
+    answer(accountId: number): Buffer | Promise<Buffer> {
       const now = clock();
       const usable = changes.ready();
       const cached = usable ? answers.get(accountId, now) : undefined;
