@@ -12,6 +12,7 @@ import type { ConsoleConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
 import { createGuardedClient } from './outbound/guarded-client.js';
+import { lazyChildLogger } from './plugins/logging.js';
 import { registerRequestMetrics } from './plugins/metrics.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
 import { API_HEADERS, matchedPath, registerRequestGuards } from './plugins/request-guards.js';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // One info line per request only when asked (PALISADE_ACCESS_LOG): at 4,000 requests a second the
     // two lines Fastify writes cost more than the answer (docs/performance.md, "Logging").
     logController: new LogController({ disableRequestLogging: !config.accessLog }),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },

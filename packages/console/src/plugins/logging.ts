@@ -1,4 +1,5 @@
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
@@ -49,3 +50,58 @@ export function loggerOptions(level: string, readable: boolean, out: NodeJS.Writ
     ...(readable ? { stream: { write: (json: string) => out.write(readableLine(json)) } } : {}),
   } satisfies FastifyServerOptions['logger'];
 }
+
+type Call = (...args: unknown[]) => void;
+
+/**
+ * Fastify gives every request a child logger carrying its id; making one (pino serializes the
+ * bindings) is a measurable part of a v1 request that then never logs (docs/performance.md). This
+ * one is made the first time the request logs, with the same bindings: per request, one small
+ * object and no serialization.
+ */
+class LazyChildLogger {
+  #child: FastifyBaseLogger | undefined;
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+  #real(): FastifyBaseLogger {
+    this.#child ??= this.parent.child(this.bindings, this.options);
+    return this.#child;
+  }
+  get level() {
+    return this.#child?.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.#real().level = level;
+  }
+  fatal(...args: unknown[]) {
+    (this.#real().fatal as Call)(...args);
+  }
+  error(...args: unknown[]) {
+    (this.#real().error as Call)(...args);
+  }
+  warn(...args: unknown[]) {
+    (this.#real().warn as Call)(...args);
+  }
+  info(...args: unknown[]) {
+    (this.#real().info as Call)(...args);
+  }
+  debug(...args: unknown[]) {
+    (this.#real().debug as Call)(...args);
+  }
+  trace(...args: unknown[]) {
+    (this.#real().trace as Call)(...args);
+  }
+  silent(...args: unknown[]) {
+    (this.#real().silent as Call)(...args);
+  }
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: see LazyChildLogger. */
+export const lazyChildLogger = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) =>
+  new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
