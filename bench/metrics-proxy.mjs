@@ -4,7 +4,7 @@
 // Bar (../shared/DESIGN.md, docs/performance.md): ≤ 0.5 ms added at the median. The console runs
 // pinned to core 1, the agent and this client to core 0 (taskset), so the two medians are not the
 // scheduler moving processes between cores; the console's CPU per proxied call comes from /proc.
-// Usage: node bench/metrics-proxy.mjs [--requests N] [--pages P] [--console path/to/cli.js]
+// Usage: node bench/metrics-proxy.mjs [--requests N] [--pages P] [--console path/to/cli.js] [--pin no]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -21,7 +21,8 @@ const consoleCli = arg('console', join(root, 'packages/console/dist/src/cli.js')
 const agentCli = join(root, 'packages/agent/dist/src/cli.js');
 
 // This client shares core 0 with the agent: one call is in flight at a time, so they take turns.
-const pinned = !spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)]).error;
+// --pin no: nothing pinned (on a machine whose cores other work keeps busy, a pinned process waits for its core).
+const pinned = arg('pin', 'yes') !== 'no' && !spawnSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)]).error;
 
 const dir = mkdtempSync(join(tmpdir(), 'palisade-proxy-bench-'));
 const agentConf = join(dir, 'agent.conf');
@@ -134,7 +135,7 @@ const report = (name, { direct, proxied, bareProxied, cpuUs, bareCpuUs }) => {
 console.log(
   pinned
     ? 'console and the bare proxy pinned to core 1, the agent and this client to core 0 (taskset)'
-    : 'taskset not found: nothing pinned',
+    : 'nothing pinned (--pin no, or taskset not found)',
 );
 await measure(); // warm-up
 report(`idle, ${REQUESTS} calls each`, await measure());
