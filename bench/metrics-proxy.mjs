@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Metrics proxy: the latency the console adds over calling the agent's /metrics directly, first
 // with nothing else going on, then while N open server pages poll through the console every 2 s.
-// Bar (../shared/DESIGN.md, docs/performance.md): ≤ 0.5 ms added at the median. The console runs
-// pinned to core 1, the agent and this client to core 0 (taskset), so the two medians are not the
-// scheduler moving processes between cores; the console's CPU per proxied call comes from /proc.
+// Bar (../shared/DESIGN.md, docs/performance.md): ≤ 0.5 ms added at the median. A bare node:http
+// hop, measured in the same alternation, shows what any Node proxy adds on this machine. The console
+// (and the bare hop) run pinned to core 1, the agent and this client to core 0 (taskset), so the
+// medians are not the scheduler moving processes between cores; CPU per call comes from /proc.
 // Usage: node bench/metrics-proxy.mjs [--requests N] [--pages P] [--console path/to/cli.js] [--pin no]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
