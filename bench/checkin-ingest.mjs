@@ -9,7 +9,19 @@
 //        [--console-dist DIR] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { arg, benchStore, consoleDist, cpuSeconds, fmt, hasWrk, openConsole, root, startProcess, wrk } from './lib.mjs';
+import {
+  arg,
+  benchStore,
+  consoleDist,
+  cpuSeconds,
+  fmt,
+  hasWrk,
+  openConsole,
+  pgBackendCpu,
+  root,
+  startProcess,
+  wrk,
+} from './lib.mjs';
 
 const AGENTS = Number(arg('agents', '1000'));
 const SECONDS = Number(arg('seconds', '10'));
@@ -137,10 +149,10 @@ for (const dialect of DIALECTS) {
   const consoleProc = await startProcess([...profile, join(CONSOLE_DIST, 'cli.js')], env, undefined, '1');
   measure(consoleProc, luaFile, 2); // warm-up
   process.stdout.write(`[${dialect}] measuring ${SECONDS} s…\n`);
-  const backendsBefore = dialect === 'postgres' ? await pgBackendCpu(appName) : new Map();
+  const backendsBefore = dialect === 'postgres' ? await pgBackendCpu(PG, appName) : new Map();
   const measured = measure(consoleProc, luaFile);
   if (dialect === 'postgres') {
-    const backendsAfter = await pgBackendCpu(appName);
+    const backendsAfter = await pgBackendCpu(PG, appName);
     const cpu = [...backendsAfter].reduce((sum, [pid, s]) => sum + s - (backendsBefore.get(pid) ?? 0), 0);
     measured.pgCpuPct = (100 * cpu) / SECONDS;
     measured.pgCpuUs = (cpu * 1e6) / measured.requests;
@@ -150,16 +162,6 @@ for (const dialect of DIALECTS) {
   await new Promise((resolve) => consoleProc.child.on('exit', resolve));
   await store.remove();
   results.push({ dialect, reference, measured, stored });
-}
-
-/** CPU seconds used so far by each PostgreSQL server process of the sessions named `appName`. */
-async function pgBackendCpu(appName) {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: PG });
-  await client.connect();
-  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName]);
-  await client.end();
-  return new Map(rows.map((r) => [r.pid, cpuSeconds(r.pid)]));
 }
 
 /** Raw samples in the store: every acknowledged check-in wrote one. */

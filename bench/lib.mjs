@@ -95,6 +95,16 @@ export function cpuSeconds(pid) {
   return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
 }
 
+/** CPU seconds used so far by each PostgreSQL server process of the sessions named `appName`, by pid. */
+export async function pgBackendCpu(url, appName) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName]);
+  await client.end();
+  return new Map(rows.map((r) => [r.pid, cpuSeconds(r.pid)]));
+}
+
 /** True when wrk is installed (Debian package wrk). */
 export const hasWrk = () => !spawnSync('wrk', ['--version']).error;
 

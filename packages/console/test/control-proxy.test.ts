@@ -6,11 +6,13 @@ import { dialects, insertTestServer, registerUser, type TestApp, type TestUser, 
 
 /** What the stand-in agent answers next: a real HTTP server on loopback playing a hostile agent. */
 let answer: { status: number; type: string | null; body: string | Buffer } = { status: 200, type: null, body: '' };
-/** The path and query the stand-in agent was last asked for. */
+/** The path and query the stand-in agent was last asked for, and the key it was asked with. */
 let asked: string | null = null;
+let askedKey: string | null = null;
 
 const fakeAgent = http.createServer((req, res) => {
   asked = req.url ?? null;
+  askedKey = req.headers.authorization ?? null;
   req.resume();
   req.on('end', () => {
     const headers: Record<string, string> = {};
@@ -201,6 +203,38 @@ for (const dialect of dialects()) {
       assert.match((await get(`${base}&ip=198.51.100.7`)).json().error, /verdict/);
       answer = { status: 400, type: 'application/json', body: '{"message":"no"}' };
       assert.equal((await get(`${base}&ip=x`)).statusCode, 502, 'a refusal is {error}');
+    });
+
+    test("/metrics passes on the agent's own bytes once they parsed as JSON, and written again when not UTF-8", async () => {
+      // Asked of the service: the route's answers are held to the OpenAPI document, which these are not.
+      const metrics = () => t.app.services.servers.metrics(user.id, serverId);
+      answer = { status: 200, type: 'application/json', body: '{ "cpu" : 12.5,\n "big": 12345678901234567890 }' };
+      const own = await metrics();
+      assert.match(own.contentType, /^application\/json/);
+      assert.equal(own.body.toString('utf8'), answer.body, 'the bytes that were parsed, unchanged');
+      // A lone 0xFF is not UTF-8: the console serves the value it parsed (U+FFFD), as valid UTF-8.
+      answer = { status: 200, type: 'application/json', body: Buffer.from('7b2261223a22ff227d', 'hex') };
+      assert.equal((await metrics()).body.toString('hex'), Buffer.from('{"a":"\uFFFD"}').toString('hex'));
+      answer = { status: 200, type: 'application/json', body: '{"cpu": 1' };
+      await assert.rejects(metrics(), { message: 'the agent of server "edge-7" answered invalid JSON' });
+      answer = { status: 200, type: 'text/html', body: '{}' };
+      await assert.rejects(metrics(), { message: 'the agent of server "edge-7" answered text/html, not JSON' });
+    });
+
+    test('a new agent key is used from the next call on', async () => {
+      // What an agent answers to /health too, which the key change asks first.
+      answer = { status: 200, type: 'application/json', body: '{"status":"ok"}' };
+      await t.app.services.servers.metrics(user.id, serverId);
+      assert.equal(askedKey, `Bearer agk_${'k'.repeat(40)}`);
+      const res = await t.app.inject({
+        method: 'PATCH',
+        url: `/api/servers/${serverId}`,
+        headers: { cookie: user.cookie, 'content-type': 'application/json' },
+        payload: { api_key: `agk_${'n'.repeat(40)}` },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      await t.app.services.servers.metrics(user.id, serverId);
+      assert.equal(askedKey, `Bearer agk_${'n'.repeat(40)}`);
     });
 
     test('history ranges are looked up as own keys only', async () => {

@@ -68,6 +68,8 @@ class VerifyingHttpsAgent extends https.Agent {
   }
 }
 const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
+/** How many checked URLs a client keeps (checkedTarget). */
+const CHECKED_URLS_MAX = 1000;
 
 function parseTarget(raw: string): URL {
   let url: URL;
@@ -127,6 +129,23 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
     }
   }
 
+  /**
+   * URLs already parsed and whose literal address passed, by their text: an agent's /metrics is asked
+   * every 2 s by each open page, and the verdict on a URL's literal never changes in one process
+   * (hostnames are still checked at each connection, by guardedLookup). Emptied when full.
+   */
+  const checked = new Map<string, URL>();
+  function checkedTarget(raw: string): URL {
+    let url = checked.get(raw);
+    if (!url) {
+      url = parseTarget(raw);
+      checkLiteral(url);
+      if (checked.size >= CHECKED_URLS_MAX) checked.clear();
+      checked.set(raw, url);
+    }
+    return url;
+  }
+
   return {
     async checkUrl(raw) {
       const url = parseTarget(raw);
@@ -143,8 +162,7 @@ export function createGuardedClient({ allowPrivate }: { allowPrivate: boolean })
     },
 
     request(req) {
-      const url = parseTarget(req.url);
-      checkLiteral(url);
+      const url = checkedTarget(req.url);
       const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       const maxBytes = req.maxBytes ?? DEFAULT_MAX_BYTES;
       const transport = url.protocol === 'https:' ? https : http;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { ControlPath } from '@palisade/protocol';
 import { answerSchema, checkControl, controlOperation } from '@palisade/protocol/control-schemas';
 import * as z from 'zod/mini';
@@ -8,6 +9,8 @@ import type { SecretBox } from '../../secrets.js';
 import { type AgentClient, type AgentTarget, explainAgentStatus, explainTlsFailure } from './agent-client.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** How many opened agent keys a process keeps (one per server it has called lately). */
+const OPENED_KEYS_MAX = 10_000;
 /** What an agent's refusal (4xx) must be: `{"error": "<the field, then what was expected>"}`. */
 const AGENT_ERROR = z.object({ error: z.string() });
 
@@ -34,10 +37,25 @@ const isJson = (res: OutboundResponse) => /^application\/json\s*(;|$)/i.test(Str
  * stored key is opened here, and every failure is worded with the server's name.
  */
 export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record: CallRecorder) {
+  /**
+   * Agent keys already opened, by their sealed text: AES-GCM once a key, not once a call. A changed key
+   * is sealed anew under a new random IV, so it is another entry; the map is emptied when it is full.
+   */
+  const opened = new Map<string, string>();
+  const openKey = (sealed: string) => {
+    let key = opened.get(sealed);
+    if (key === undefined) {
+      key = secrets.open(sealed);
+      if (opened.size >= OPENED_KEYS_MAX) opened.clear();
+      opened.set(sealed, key);
+    }
+    return key;
+  };
+
   const targetOf = (row: ServerRow): AgentTarget => {
     let apiKey: string;
     try {
-      apiKey = secrets.open(row.api_key_enc);
+      apiKey = openKey(row.api_key_enc);
     } catch {
       // A key sealed under another secret key (PALISADE_SECRET_KEY changed, the key file replaced)
       // or a row written by hand: the user can fix it, so it is said in words, not as a 500.
@@ -77,20 +95,29 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
   }
 
   /**
-   * An agent's answer is passed on only as JSON the console parsed and wrote again: an agent that
-   * answers a page (text/html with a script) must not get it served from the console's origin.
+   * An agent's answer is passed on only as JSON the console parsed: an agent that answers a page
+   * (text/html with a script) must not get it served from the console's origin. Returns the parsed
+   * value; the caller writes it again, or passes on `res.body` itself (agentJsonBytes).
    */
-  function jsonFromAgent(row: ServerRow, res: OutboundResponse): Buffer {
+  function parseAgentJson(row: ServerRow, res: OutboundResponse): unknown {
     const type = String(res.headers['content-type'] ?? '');
     if (!isJson(res)) {
       throw new AppError(502, `${agentOf(row)} answered ${type.split(';')[0] || 'without a content type'}, not JSON`);
     }
     try {
-      return Buffer.from(JSON.stringify(JSON.parse(res.body.toString('utf8'))));
+      return JSON.parse(res.body.toString('utf8'));
     } catch {
       throw new AppError(502, `${agentOf(row)} answered invalid JSON`);
     }
   }
+
+  /**
+   * The bytes of an answer that parsed as JSON: the agent's own when they are valid UTF-8 (what was
+   * parsed is then exactly what is served, as application/json with nosniff), else the value written
+   * again. Saves the second serialization on the hot /metrics path (docs/decisions.md).
+   */
+  const agentJsonBytes = (res: OutboundResponse, value: unknown) =>
+    isUtf8(res.body) ? res.body : Buffer.from(JSON.stringify(value));
 
   /** `: <its error>` when a failed agent answered `{"error": "<text>"}` as JSON, else nothing. */
   function agentErrorText(res: OutboundResponse): string {
@@ -133,11 +160,11 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
     targetOf,
     call,
 
-    /** The agent's /metrics, as JSON the console wrote again. */
+    /** The agent's /metrics, once it parsed as JSON. */
     async metrics(row: ServerRow): Promise<ProxiedAnswer> {
       const res = await call(row, 'GET', '/metrics');
       if (res.status !== 200) throw new AppError(502, explainAgentStatus(res.status));
-      return { status: 200, contentType: JSON_TYPE, body: jsonFromAgent(row, res) };
+      return { status: 200, contentType: JSON_TYPE, body: agentJsonBytes(res, parseAgentJson(row, res)) };
     },
 
     /**
@@ -153,9 +180,14 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
         throw new AppError(502, `${agentOf(row)}: ${explainAgentStatus(res.status)}`);
       if (res.status < 200 || (res.status > 299 && res.status < 400) || res.status > 499)
         throw new AppError(502, `${agentOf(row)} failed: HTTP ${res.status}${agentErrorText(res)}`);
-      const json = jsonFromAgent(row, res);
-      checkControlAnswer(row, method, path, query, res.status, JSON.parse(json.toString('utf8')));
-      return { status: res.status, contentType: JSON_TYPE, body: json } satisfies ProxiedAnswer;
+      const answer = parseAgentJson(row, res);
+      checkControlAnswer(row, method, path, query, res.status, answer);
+      // Written again: what is served is exactly the value the contract check saw.
+      return {
+        status: res.status,
+        contentType: JSON_TYPE,
+        body: Buffer.from(JSON.stringify(answer)),
+      } satisfies ProxiedAnswer;
     },
 
     /** The agent's attack list for the dashboard; a failure is part of the answer, never an error. */
@@ -163,7 +195,7 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
       try {
         const res = await call(row, 'GET', '/attacks');
         if (res.status !== 200) return { available: false, error: explainAgentStatus(res.status) };
-        const answer = JSON.parse(jsonFromAgent(row, res).toString('utf8')) as unknown;
+        const answer = parseAgentJson(row, res);
         if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
           return { available: false, error: `${agentOf(row)} answered something other than an attack list` };
         return { ...answer, available: true };
