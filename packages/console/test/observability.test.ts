@@ -239,6 +239,15 @@ for (const dialect of dialects()) {
           return line ? JSON.parse(line) : undefined;
         });
         assert.equal(completed.res.statusCode, 401);
+        // The request's logger is made when it first logs (plugins/logging.ts), with the request's id.
+        assert.equal(typeof completed.reqId, 'string', 'the access line names its request');
+        const incoming = JSON.parse(
+          p
+            .stdout()
+            .split('\n')
+            .find((l) => l.includes('"incoming request"'))!,
+        );
+        assert.equal(incoming.reqId, completed.reqId, 'both lines of one request carry its id');
         assert.doesNotMatch(p.output(), /"url":"\/(healthz|readyz)"/);
         assert.doesNotMatch(p.output(), /authorization|cookie/i);
       } finally {
