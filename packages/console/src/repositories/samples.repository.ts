@@ -1,21 +1,48 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
+import { runCompiled } from './compiled.js';
 import { isPostgres } from './dialect.js';
 
 export async function insertSample(db: Database, sample: Insertable<SamplesTable>) {
   await db.insertInto('samples').values(sample).execute();
 }
 
-/** Rows per INSERT: 11 parameters a row stays far below both dialects' parameter limits. */
-const INSERT_CHUNK = 500;
+/** A sample's columns in the order of the statements below, with their PostgreSQL types. */
+const SAMPLE_COLUMNS = [
+  ['server_id', 'bigint'],
+  ['resolution', 'text'],
+  ['ts', 'bigint'],
+  ['cpu_pct', 'real'],
+  ['mem_used_mb', 'real'],
+  ['mem_total_mb', 'real'],
+  ['disk_used_pct', 'real'],
+  ['load1', 'real'],
+  ['rx_bps', 'real'],
+  ['tx_bps', 'real'],
+  ['extra', 'text'],
+] as const;
 
-/** Many samples in multi-row INSERTs (a group of check-ins committed together). */
+/**
+ * Many samples (a group of check-ins committed together): on PostgreSQL one INSERT … SELECT FROM
+ * unnest(…) with one array a column, a statement of the same text whatever the group's size; on
+ * SQLite, where a statement costs no round trip, one prepared single-row INSERT each (no query
+ * built per row).
+ */
 export async function insertSamples(db: Database, samples: Insertable<SamplesTable>[]) {
-  for (let i = 0; i < samples.length; i += INSERT_CHUNK) {
-    await db
-      .insertInto('samples')
-      .values(samples.slice(i, i + INSERT_CHUNK))
-      .execute();
+  if (samples.length === 0) return;
+  if (isPostgres(db)) {
+    const arrays = SAMPLE_COLUMNS.map(([column, type]) => sql`${samples.map((s) => s[column])}::${sql.raw(type)}[]`);
+    await sql`INSERT INTO samples (${sql.join(SAMPLE_COLUMNS.map(([c]) => sql.ref(c)))})
+      SELECT * FROM unnest(${sql.join(arrays)})`.execute(db);
+    return;
+  }
+  for (const s of samples) {
+    await runCompiled(
+      db,
+      'insertSample',
+      (d) => d.insertInto('samples').values(Object.fromEntries(SAMPLE_COLUMNS.map(([c]) => [c, 0])) as never),
+      SAMPLE_COLUMNS.map(([c]) => s[c]),
+    );
   }
 }
 
