@@ -31,9 +31,7 @@ const SAMPLE_COLUMNS = [
 export async function insertSamples(db: Database, samples: Insertable<SamplesTable>[]) {
   if (samples.length === 0) return;
   if (isPostgres(db)) {
-    const arrays = SAMPLE_COLUMNS.map(([column, type]) => sql`${samples.map((s) => s[column])}::${sql.raw(type)}[]`);
-    await sql`INSERT INTO samples (${sql.join(SAMPLE_COLUMNS.map(([c]) => sql.ref(c)))})
-      SELECT * FROM unnest(${sql.join(arrays)})`.execute(db);
+    await samplesInsertion(samples).execute(db);
     return;
   }
   for (const s of samples) {
@@ -44,6 +42,13 @@ export async function insertSamples(db: Database, samples: Insertable<SamplesTab
       SAMPLE_COLUMNS.map(([c]) => s[c]),
     );
   }
+}
+
+/** PostgreSQL's INSERT of insertSamples(), to run alone or as part of another statement. */
+export function samplesInsertion(samples: Insertable<SamplesTable>[]) {
+  const arrays = SAMPLE_COLUMNS.map(([column, type]) => sql`${samples.map((s) => s[column])}::${sql.raw(type)}[]`);
+  return sql`INSERT INTO samples (${sql.join(SAMPLE_COLUMNS.map(([c]) => sql.ref(c)))})
+    SELECT * FROM unnest(${sql.join(arrays)})`;
 }
 
 /** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */

@@ -1,4 +1,4 @@
-import { type Insertable, sql, type Updateable } from 'kysely';
+import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 import { runCompiled } from './compiled.js';
 import { isPostgres, oneOf } from './dialect.js';
@@ -130,13 +130,19 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
  * group's transaction after its samples are inserted. On PostgreSQL the rows are locked, in id order,
  * so no other process's check-in of these servers commits between this read and the group's UPDATE
  * (FOR NO KEY UPDATE, the lock that UPDATE takes: it does not wait for the key-share locks of
- * other transactions' sample inserts).
+ * other transactions' sample inserts). There, `first` (the group's INSERT) runs in the same
+ * statement, which saves a round trip; SQLite runs it before.
  */
-export async function lockScoreWindowMarks(db: Database, ids: number[]): Promise<Map<number, number | null>> {
-  if (ids.length === 0) return new Map();
+export async function lockScoreWindowMarks(
+  db: Database,
+  ids: number[],
+  first: { pg: RawBuilder<unknown>; sqlite: () => Promise<void> },
+): Promise<Map<number, number | null>> {
+  if (!isPostgres(db)) await first.sqlite();
   const rows = isPostgres(db)
     ? (
-        await sql<{ id: number; score_window_mark: number | null }>`SELECT id, score_window_mark FROM servers
+        await sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${first.pg})
+          SELECT id, score_window_mark FROM servers
           WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(db)
       ).rows
     : await db.selectFrom('servers').select(['id', 'score_window_mark']).where('id', 'in', ids).execute();

@@ -1,6 +1,12 @@
-import type { Database } from '../db/schema.js';
+import type { Insertable } from 'kysely';
+import type { Database, SamplesTable } from '../db/schema.js';
 import { parseJson } from '../json.js';
-import { type ScoreWindowRow, scoreWindows } from '../repositories/samples.repository.js';
+import {
+  insertSamples,
+  type ScoreWindowRow,
+  samplesInsertion,
+  scoreWindows,
+} from '../repositories/samples.repository.js';
 import { lockScoreWindowMarks } from '../repositories/servers.repository.js';
 import type { ScoreSample } from './score.js';
 
@@ -73,11 +79,19 @@ export function createScoreWindows() {
   let keptSamples = 0;
 
   return {
-    /** The windows of a group's servers, in its transaction after its samples are inserted (oldest sample first). */
-    async read(trx: Database, requests: WindowRequest[]): Promise<Map<number, ScoreSample[]>> {
+    /**
+     * The windows of a group's servers (oldest sample first), in its transaction: `samples` are the
+     * group's rows, inserted here first.
+     */
+    async insertAndRead(
+      trx: Database,
+      samples: Insertable<SamplesTable>[],
+      requests: WindowRequest[],
+    ): Promise<Map<number, ScoreSample[]>> {
       const marks = await lockScoreWindowMarks(
         trx,
         requests.map((r) => r.serverId),
+        { pg: samplesInsertion(samples), sqlite: () => insertSamples(trx, samples) },
       );
       const windows = new Map<number, ScoreSample[]>();
       const unknown: WindowRequest[] = [];

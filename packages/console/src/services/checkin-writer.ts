@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 import { isPostgres } from '../repositories/dialect.js';
-import { insertSamples, rawSampleTimes } from '../repositories/samples.repository.js';
+import { rawSampleTimes } from '../repositories/samples.repository.js';
 import { type CheckinFields, updateServersAfterCheckin } from '../repositories/servers.repository.js';
 import { createScoreWindows, newWindowMark, toScoreSample } from './checkin-score-windows.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
@@ -66,7 +66,6 @@ export function createCheckinWriter(db: Database) {
       written.add(`${w.serverId}:${w.sample.ts}`);
       add(w.serverId, w.sample);
     }
-    await insertSamples(trx, rows);
     // A server that checked in twice in the group ends as its later check-in leaves it; one lock
     // order (by id) for every writer.
     const last = new Map<number, CheckinWrite>();
@@ -77,7 +76,7 @@ export function createCheckinWriter(db: Database) {
       since: w.sample.ts - SCORE_WINDOW_MS,
       added: added.get(w.serverId)!,
     }));
-    const windows = await scoreWindows.read(trx, requests);
+    const windows = await scoreWindows.insertAndRead(trx, rows, requests);
     const marks = ordered.map(() => newWindowMark());
     const updates: CheckinFields[] = ordered.map((w, i) => {
       const base = scoreFromSamples(windows.get(w.serverId)!, w.cores);
