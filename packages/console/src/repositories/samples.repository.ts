@@ -24,7 +24,7 @@ const SAMPLE_COLUMNS = [
 
 /**
  * Many samples (a group of check-ins committed together): on PostgreSQL one INSERT … SELECT FROM
- * unnest(…) with one array a column, a statement of the same text whatever the group's size; on
+ * json_to_recordset(…), a statement of the same text whatever the group's size; on
  * SQLite, where a statement costs no round trip, one prepared single-row INSERT each (no query
  * built per row).
  */
@@ -44,11 +44,18 @@ export async function insertSamples(db: Database, samples: Insertable<SamplesTab
   }
 }
 
-/** PostgreSQL's INSERT of insertSamples(), to run alone or as part of another statement. */
+/** The record type of PostgreSQL's json_to_recordset() for a sample. */
+const SAMPLE_RECORD = sql.raw(SAMPLE_COLUMNS.map(([c, type]) => `${c} ${type}`).join(', '));
+const SAMPLE_COLUMN_LIST = sql.raw(SAMPLE_COLUMNS.map(([c]) => c).join(', '));
+
+/**
+ * PostgreSQL's INSERT of insertSamples(), to run alone or as part of another statement: the rows
+ * as one JSON parameter (JSON.stringify is native, where the driver would escape each element of
+ * eleven arrays in JavaScript).
+ */
 export function samplesInsertion(samples: Insertable<SamplesTable>[]) {
-  const arrays = SAMPLE_COLUMNS.map(([column, type]) => sql`${samples.map((s) => s[column])}::${sql.raw(type)}[]`);
-  return sql`INSERT INTO samples (${sql.join(SAMPLE_COLUMNS.map(([c]) => sql.ref(c)))})
-    SELECT * FROM unnest(${sql.join(arrays)})`;
+  return sql`INSERT INTO samples (${SAMPLE_COLUMN_LIST})
+    SELECT ${SAMPLE_COLUMN_LIST} FROM json_to_recordset(${JSON.stringify(samples)}::json) AS v(${SAMPLE_RECORD})`;
 }
 
 /** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */

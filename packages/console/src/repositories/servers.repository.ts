@@ -110,18 +110,16 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
     return;
   }
   if (rows.length === 0) return;
-  const column = <K extends keyof CheckinFields>(key: K) => rows.map((r) => r[key]);
+  // The rows as one JSON parameter: JSON.stringify is native, where the driver would escape each
+  // element of eleven arrays in JavaScript.
   await sql`UPDATE servers AS s SET
       hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
       last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
       score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
       attacks_active = v.attacks_active
-    FROM unnest(${column('id')}::bigint[], ${column('hostname')}::text[], ${column('public_ip')}::text[],
-      ${column('facts')}::text[], ${column('agent_version')}::text[], ${column('last_seen')}::bigint[],
-      ${column('latest_sample')}::text[], ${column('score_base')}::text[], ${column('score_base_total')}::integer[],
-      ${column('score_window_mark')}::bigint[], ${column('attacks_active')}::integer[])
-      AS v(id, hostname, public_ip, facts, agent_version, last_seen, latest_sample, score_base, score_base_total,
-        score_window_mark, attacks_active)
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v(id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer)
     WHERE s.id = v.id`.execute(db);
 }
 
