@@ -8,7 +8,7 @@
 // Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL] [--dialects sqlite,postgres]
 //        [--console-dist DIR] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   arg,
   benchStore,
@@ -29,7 +29,7 @@ const CONNECTIONS = Number(arg('connections', '64'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 const BARS = { sqlite: 5000, postgres: 3000 };
 /** With --console-dist DIR another build of the console is measured (e.g. an earlier commit's, for a before/after). */
-const CONSOLE_DIST = arg('console-dist', consoleDist);
+const CONSOLE_DIST = resolve(arg('console-dist', consoleDist));
 /** With --cpu-prof DIR the console writes a V8 CPU profile there when it stops (for `node --cpu-prof`). */
 const PROFILE_DIR = arg('cpu-prof', null);
 
@@ -41,7 +41,7 @@ if (!hasWrk()) {
 const { generateToken, hashToken } = await import(join(root, 'packages/protocol/dist/src/index.js'));
 
 async function prepare(env) {
-  const { db, boundaries, services, close } = await openConsole(env);
+  const { db, boundaries, services, close } = await openConsole(env, Date.now, CONSOLE_DIST);
   await services.catalog.seed();
   await db
     .insertInto('catalog_items')
@@ -166,7 +166,7 @@ for (const dialect of DIALECTS) {
 
 /** Raw samples in the store: every acknowledged check-in wrote one. */
 async function countSamples(env) {
-  const { db, close } = await openConsole(env);
+  const { db, close } = await openConsole(env, Date.now, CONSOLE_DIST);
   const row = await db
     .selectFrom('samples')
     .select((eb) => eb.fn.countAll().as('n'))

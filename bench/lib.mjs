@@ -169,11 +169,14 @@ export function benchStore(name, pg, extra = {}) {
   };
 }
 
-/** The console's services on the store's database, in this process (migrated on open). */
-export async function openConsole(env, clock = Date.now) {
-  const { loadConfig } = await import(join(consoleDist, 'config.js'));
-  const { openDatabase } = await import(join(consoleDist, 'db/database.js'));
-  const { createServices, createBoundaries } = await import(join(consoleDist, 'app.js'));
+/**
+ * The console's services on the store's database, in this process (migrated on open); `dist`: the
+ * build to use (another commit's, for a before/after whose migrations differ).
+ */
+export async function openConsole(env, clock = Date.now, dist = consoleDist) {
+  const { loadConfig } = await import(join(dist, 'config.js'));
+  const { openDatabase } = await import(join(dist, 'db/database.js'));
+  const { createServices, createBoundaries } = await import(join(dist, 'app.js'));
   const config = loadConfig(env);
   const database = await openDatabase(config);
   const boundaries = createBoundaries(config);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createCheckinWriter, SCORE_WINDOW_MAX_SAMPLES } from '../src/services/checkin-writer.js';
+import { SCORE_WINDOW_MAX_SAMPLES } from '../src/services/checkin-score-windows.js';
+import { createCheckinWriter } from '../src/services/checkin-writer.js';
 import {
   dialects,
   enrolledTestServer,
@@ -155,6 +156,48 @@ for (const dialect of dialects()) {
         .executeTakeFirstOrThrow();
       // All 521 would average 79 % CPU; the newest 120 average 10 %.
       assert.equal(JSON.parse(stored.score_base!).components.cpu, 200);
+    });
+
+    const cpuPoints = async (serverId: number) =>
+      JSON.parse(
+        (await t.db.selectFrom('servers').select('score_base').where('id', '=', serverId).executeTakeFirstOrThrow())
+          .score_base!,
+      ).components.cpu as number;
+
+    test('a window kept in memory is not trusted once another process wrote the server', async () => {
+      const { serverId } = await enrolledTestServer(t.app, owner, { name: 'two-processes' });
+      // Two writers are two console processes: each keeps the windows it wrote (checkin-score-windows.ts).
+      const a = createCheckinWriter(t.db);
+      const b = createCheckinWriter(t.db);
+      const ts = t.clock.now + 100_000;
+      await a.write(write(serverId, ts, 70));
+      await a.write(write(serverId, ts + 1000, 70));
+      assert.equal(await cpuPoints(serverId), 200, 'CPU averaged 70 %');
+      await b.write(write(serverId, ts + 2000, 100));
+      // 70, 70, 100, 70 average 77.5 %: a writer that trusted its own window would leave out the 100.
+      await a.write(write(serverId, ts + 3000, 70));
+      assert.equal(await cpuPoints(serverId), Math.round((200 * (100 - 77.5)) / 30));
+      await a.write(write(serverId, ts + 4000, 100));
+      // 70, 70, 100, 70, 100: 82 %.
+      assert.equal(await cpuPoints(serverId), Math.round((200 * (100 - 82)) / 30));
+    });
+
+    test(`a kept window ends as the stored one: the newest ${SCORE_WINDOW_MAX_SAMPLES} samples of ten minutes`, async () => {
+      const { serverId } = await enrolledTestServer(t.app, owner, { name: 'kept' });
+      const writer = createCheckinWriter(t.db);
+      const ts = t.clock.now + 200_000;
+      // 130 busy samples (100 % CPU) a second apart, then 120 less busy ones (80 %): the busy ones
+      // leave the window by count, then all of it by time.
+      for (let i = 0; i < 130; i += 1) await writer.write(write(serverId, ts + i * 1000, 100));
+      assert.equal(await cpuPoints(serverId), 0);
+      const points = (meanCpu: number) => Math.round((200 * (100 - meanCpu)) / 30);
+      for (let i = 130; i < 249; i += 1) await writer.write(write(serverId, ts + i * 1000, 80));
+      assert.equal(await cpuPoints(serverId), points((119 * 80 + 100) / 120));
+      await writer.write(write(serverId, ts + 249_000, 80));
+      assert.equal(await cpuPoints(serverId), points(80));
+      // Eleven minutes later the window holds only the new sample.
+      await writer.write(write(serverId, ts + 249_000 + 660_000, 90));
+      assert.equal(await cpuPoints(serverId), points(90));
     });
 
     test('a steady stream of check-ins is never left waiting between two groups', async () => {

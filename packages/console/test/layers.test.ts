@@ -84,7 +84,7 @@ test('the process (server.ts) reaches the database only through services', () =>
 /** The one module per table that reads its JSON columns (and maps its rows to views). */
 const JSON_COLUMN_READERS: Record<string, string> = {
   'servers, benchmark_runs': 'services/servers/views.ts',
-  samples: 'services/checkin-writer.ts',
+  samples: 'services/checkin-score-windows.ts',
   catalog: 'services/catalog.service.ts',
   accounts: 'services/accounts.service.ts',
   alert_rules: 'services/alerts/views.ts',

@@ -114,6 +114,7 @@ export interface ServersTable {
   latest_sample: string | null; // JSON of the newest sample, served as v1 latest_sample
   score_base: string | null; // JSON of the sample-based score components, refreshed at each check-in
   score_base_total: number | null; // sum of score_base's components, so lists need not parse JSON
+  score_window_mark: number | null; // set anew by each check-in: tells a process its in-memory score window is current
   tls_fingerprint: string | null; // SHA-256 of the agent's certificate, pinned when the agent serves https
   created_at: number;
   last_call_ok_at: number | null; // the console's last call to the agent that it answered

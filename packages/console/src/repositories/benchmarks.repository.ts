@@ -1,5 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { BenchmarkRunRow, BenchmarkRunsTable, Database } from '../db/schema.js';
+import { oneOf } from './dialect.js';
 
 /** Finished runs of a server, newest first. */
 export async function listDoneRuns(db: Database, serverId: number) {
@@ -55,7 +56,7 @@ export async function runsToHandOut(db: Database, serverIds: number[], handedBef
   const rows = await db
     .selectFrom('benchmark_runs')
     .selectAll()
-    .where('server_id', 'in', serverIds)
+    .where(oneOf(db, 'server_id', serverIds, 'bigint'))
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', handedBefore)]))
     .orderBy('id')

@@ -1,5 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Database, FleetApplicationsTable, FleetEntriesTable, FleetPoliciesTable } from '../db/schema.js';
+import { oneOf } from './dialect.js';
 
 // ---- policies ----
 
@@ -263,12 +264,12 @@ export async function wantAbsentForced(
     .execute();
 }
 
-/** A server that checked in is tried again at once for everything it missed. */
-export async function retryServerNow(db: Database, serverId: number, now: number) {
+/** Servers that checked in are tried again at once for everything they missed. */
+export async function retryServersNow(db: Database, serverIds: number[], now: number) {
   await db
     .updateTable('fleet_applications')
     .set({ next_attempt_at: now })
-    .where('server_id', '=', serverId)
+    .where(oneOf(db, 'server_id', serverIds, 'bigint'))
     .where('state', '=', 'pending')
     .where('next_attempt_at', '>', now)
     .execute();

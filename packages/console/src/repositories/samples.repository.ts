@@ -1,22 +1,61 @@
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
+import { runCompiled } from './compiled.js';
 import { isPostgres } from './dialect.js';
 
 export async function insertSample(db: Database, sample: Insertable<SamplesTable>) {
   await db.insertInto('samples').values(sample).execute();
 }
 
-/** Rows per INSERT: 11 parameters a row stays far below both dialects' parameter limits. */
-const INSERT_CHUNK = 500;
+/** A sample's columns in the order of the statements below, with their PostgreSQL types. */
+const SAMPLE_COLUMNS = [
+  ['server_id', 'bigint'],
+  ['resolution', 'text'],
+  ['ts', 'bigint'],
+  ['cpu_pct', 'real'],
+  ['mem_used_mb', 'real'],
+  ['mem_total_mb', 'real'],
+  ['disk_used_pct', 'real'],
+  ['load1', 'real'],
+  ['rx_bps', 'real'],
+  ['tx_bps', 'real'],
+  ['extra', 'text'],
+] as const;
 
-/** Many samples in multi-row INSERTs (a group of check-ins committed together). */
+/**
+ * Many samples (a group of check-ins committed together): on PostgreSQL one INSERT … SELECT FROM
+ * json_to_recordset(…), a statement of the same text whatever the group's size; on
+ * SQLite, where a statement costs no round trip, one prepared single-row INSERT each (no query
+ * built per row).
+ */
 export async function insertSamples(db: Database, samples: Insertable<SamplesTable>[]) {
-  for (let i = 0; i < samples.length; i += INSERT_CHUNK) {
-    await db
-      .insertInto('samples')
-      .values(samples.slice(i, i + INSERT_CHUNK))
-      .execute();
+  if (samples.length === 0) return;
+  if (isPostgres(db)) {
+    await samplesInsertion(samples).execute(db);
+    return;
   }
+  for (const s of samples) {
+    await runCompiled(
+      db,
+      'insertSample',
+      (d) => d.insertInto('samples').values(Object.fromEntries(SAMPLE_COLUMNS.map(([c]) => [c, 0])) as never),
+      SAMPLE_COLUMNS.map(([c]) => s[c]),
+    );
+  }
+}
+
+/** The record type of PostgreSQL's json_to_recordset() for a sample. */
+const SAMPLE_RECORD = sql.raw(SAMPLE_COLUMNS.map(([c, type]) => `${c} ${type}`).join(', '));
+const SAMPLE_COLUMN_LIST = sql.raw(SAMPLE_COLUMNS.map(([c]) => c).join(', '));
+
+/**
+ * PostgreSQL's INSERT of insertSamples(), to run alone or as part of another statement: the rows
+ * as one JSON parameter (JSON.stringify is native, where the driver would escape each element of
+ * eleven arrays in JavaScript).
+ */
+export function samplesInsertion(samples: Insertable<SamplesTable>[]) {
+  return sql`INSERT INTO samples (${SAMPLE_COLUMN_LIST})
+    SELECT ${SAMPLE_COLUMN_LIST} FROM json_to_recordset(${JSON.stringify(samples)}::json) AS v(${SAMPLE_RECORD})`;
 }
 
 /** The timestamps of a server's raw samples among `ts` (to skip ones an agent sends twice). */

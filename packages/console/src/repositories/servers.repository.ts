@@ -1,7 +1,7 @@
-import { type Insertable, sql, type Updateable } from 'kysely';
+import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 import { runCompiled } from './compiled.js';
-import { isPostgres } from './dialect.js';
+import { isPostgres, oneOf } from './dialect.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -60,6 +60,7 @@ export type CheckinFields = Required<
     | 'latest_sample'
     | 'score_base'
     | 'score_base_total'
+    | 'score_window_mark'
     | 'attacks_active'
   >
 > & { id: number };
@@ -87,6 +88,7 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
               latest_sample: '',
               score_base: '',
               score_base_total: 0,
+              score_window_mark: 0,
               attacks_active: 0,
             })
             .where('id', '=', 0),
@@ -99,6 +101,7 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
           r.latest_sample,
           r.score_base,
           r.score_base_total,
+          r.score_window_mark,
           r.attacks_active,
           r.id,
         ],
@@ -107,18 +110,41 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
     return;
   }
   if (rows.length === 0) return;
-  const column = <K extends keyof CheckinFields>(key: K) => rows.map((r) => r[key]);
+  // The rows as one JSON parameter: JSON.stringify is native, where the driver would escape each
+  // element of eleven arrays in JavaScript.
   await sql`UPDATE servers AS s SET
       hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
       last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
-      score_base_total = v.score_base_total, attacks_active = v.attacks_active
-    FROM unnest(${column('id')}::bigint[], ${column('hostname')}::text[], ${column('public_ip')}::text[],
-      ${column('facts')}::text[], ${column('agent_version')}::text[], ${column('last_seen')}::bigint[],
-      ${column('latest_sample')}::text[], ${column('score_base')}::text[], ${column('score_base_total')}::integer[],
-      ${column('attacks_active')}::integer[])
-      AS v(id, hostname, public_ip, facts, agent_version, last_seen, latest_sample, score_base, score_base_total,
-        attacks_active)
+      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
+      attacks_active = v.attacks_active
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v(id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer)
     WHERE s.id = v.id`.execute(db);
+}
+
+/**
+ * The score-window marks of a group's servers (services/checkin-score-windows.ts), read in the
+ * group's transaction after its samples are inserted. On PostgreSQL the rows are locked, in id order,
+ * so no other process's check-in of these servers commits between this read and the group's UPDATE
+ * (FOR NO KEY UPDATE, the lock that UPDATE takes: it does not wait for the key-share locks of
+ * other transactions' sample inserts). There, `first` (the group's INSERT) runs in the same
+ * statement, which saves a round trip; SQLite runs it before.
+ */
+export async function lockScoreWindowMarks(
+  db: Database,
+  ids: number[],
+  first: { pg: RawBuilder<unknown>; sqlite: () => Promise<void> },
+): Promise<Map<number, number | null>> {
+  if (!isPostgres(db)) await first.sqlite();
+  const rows = isPostgres(db)
+    ? (
+        await sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${first.pg})
+          SELECT id, score_window_mark FROM servers
+          WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(db)
+      ).rows
+    : await db.selectFrom('servers').select(['id', 'score_window_mark']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [Number(r.id), r.score_window_mark === null ? null : Number(r.score_window_mark)]));
 }
 
 export async function deleteServer(db: Database, accountId: number, id: number) {
@@ -164,7 +190,7 @@ export async function findServersByDaemonTokens(
     .selectFrom('servers')
     .innerJoin('accounts', 'accounts.id', 'servers.account_id')
     .select(['servers.id', 'servers.account_id', 'servers.name', 'servers.daemon_token_hash'])
-    .where('servers.daemon_token_hash', 'in', tokenHashes)
+    .where(oneOf(db, 'servers.daemon_token_hash', tokenHashes, 'text'))
     .where('accounts.disabled_at', 'is', null)
     .execute();
   return new Map(

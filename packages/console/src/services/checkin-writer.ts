@@ -1,32 +1,10 @@
 import type { Insertable } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
-import { parseJson } from '../json.js';
 import { isPostgres } from '../repositories/dialect.js';
-import {
-  insertSamples,
-  rawSampleTimes,
-  type ScoreWindowRow,
-  scoreWindows,
-} from '../repositories/samples.repository.js';
+import { rawSampleTimes } from '../repositories/samples.repository.js';
 import { type CheckinFields, updateServersAfterCheckin } from '../repositories/servers.repository.js';
+import { createScoreWindows, newWindowMark, toScoreSample } from './checkin-score-windows.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
-
-function toScoreSample(row: ScoreWindowRow): ScoreSample {
-  const extra = parseJson<Record<string, unknown>>(row.extra, {});
-  const num = (k: string) => (typeof extra[k] === 'number' ? (extra[k] as number) : undefined);
-  return {
-    ts: row.ts,
-    cpu_pct: row.cpu_pct,
-    mem_used_mb: row.mem_used_mb,
-    mem_total_mb: row.mem_total_mb,
-    disk_used_pct: row.disk_used_pct,
-    load1: row.load1,
-    disk_mount: typeof extra.disk_mount === 'string' ? extra.disk_mount : undefined,
-    rx_pps: num('rx_pps'),
-    tx_pps: num('tx_pps'),
-    net_errors_ps: num('net_errors_ps'),
-  };
-}
 
 /** What one check-in writes: its sample, the outage samples it carried, and its server's row. */
 export interface CheckinWrite {
@@ -36,17 +14,10 @@ export interface CheckinWrite {
   /** Samples from an outage; those the server already has (same time) are skipped. */
   past: (Omit<Insertable<SamplesTable>, 'server_id' | 'resolution'> & { ts: number })[];
   cores: number;
-  fields: Omit<CheckinFields, 'id' | 'score_base' | 'score_base_total'>;
+  fields: Omit<CheckinFields, 'id' | 'score_base' | 'score_base_total' | 'score_window_mark'>;
 }
 
 type Waiting = { write: CheckinWrite; resolve: () => void; reject: (err: unknown) => void };
-
-/**
- * The score reads at most this many of a server's newest samples: ten minutes at the shortest
- * check-in interval the console hands out (5 s), so an agent that checks in faster than it is told
- * cannot make each of its check-ins read more (docs/decisions.md).
- */
-export const SCORE_WINDOW_MAX_SAMPLES = 120;
 
 /** Check-ins written in one transaction at most; the rest wait for the next one. */
 export const MAX_GROUP = 256;
@@ -64,11 +35,20 @@ export function createCheckinWriter(db: Database) {
   let draining = false;
   let scheduled = false;
   const postgres = isPostgres(db);
+  const scoreWindows = createScoreWindows();
 
+  /** Writes a group in its transaction; answers what to do once it has committed. */
   async function writeGroup(trx: Database, writes: CheckinWrite[]) {
     // Outage samples the server already has are skipped, as are ones an earlier check-in of this group wrote.
     const written = new Set<string>();
     const rows: Insertable<SamplesTable>[] = [];
+    const added = new Map<number, ScoreSample[]>();
+    const add = (serverId: number, sample: CheckinWrite['sample']) => {
+      rows.push({ server_id: serverId, resolution: 'raw', ...sample });
+      const mine = added.get(serverId);
+      if (mine) mine.push(toScoreSample(sample));
+      else added.set(serverId, [toScoreSample(sample)]);
+    };
     for (const w of writes) {
       if (w.past.length > 0) {
         const known = await rawSampleTimes(
@@ -80,44 +60,51 @@ export function createCheckinWriter(db: Database) {
           const key = `${w.serverId}:${p.ts}`;
           if (known.has(p.ts) || written.has(key)) continue;
           written.add(key);
-          rows.push({ server_id: w.serverId, resolution: 'raw', ...p });
+          add(w.serverId, p);
         }
       }
       written.add(`${w.serverId}:${w.sample.ts}`);
-      rows.push({ server_id: w.serverId, resolution: 'raw', ...w.sample });
+      add(w.serverId, w.sample);
     }
-    await insertSamples(trx, rows);
-    // A server that checked in twice in the group ends as its later check-in leaves it.
+    // A server that checked in twice in the group ends as its later check-in leaves it; one lock
+    // order (by id) for every writer.
     const last = new Map<number, CheckinWrite>();
     for (const w of writes) last.set(w.serverId, w);
-    const windows = await scoreWindows(
-      trx,
-      [...last.values()].map((w) => ({ serverId: w.serverId, since: w.sample.ts - SCORE_WINDOW_MS })),
-      SCORE_WINDOW_MAX_SAMPLES,
-    );
-    const updates: CheckinFields[] = [...last.values()]
-      .sort((a, b) => a.serverId - b.serverId) // one lock order for every writer
-      .map((w) => {
-        const window = windows.get(w.serverId) ?? [];
-        const base = scoreFromSamples(window.map(toScoreSample), w.cores);
-        return {
-          id: w.serverId,
-          ...w.fields,
-          score_base: JSON.stringify(base),
-          score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
-        };
-      });
+    const ordered = [...last.values()].sort((a, b) => a.serverId - b.serverId);
+    const requests = ordered.map((w) => ({
+      serverId: w.serverId,
+      since: w.sample.ts - SCORE_WINDOW_MS,
+      added: added.get(w.serverId)!,
+    }));
+    const windows = await scoreWindows.insertAndRead(trx, rows, requests);
+    const marks = ordered.map(() => newWindowMark());
+    const updates: CheckinFields[] = ordered.map((w, i) => {
+      const base = scoreFromSamples(windows.get(w.serverId)!, w.cores);
+      return {
+        id: w.serverId,
+        ...w.fields,
+        score_base: JSON.stringify(base),
+        score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
+        score_window_mark: marks[i]!,
+      };
+    });
     await updateServersAfterCheckin(trx, updates);
+    return () => {
+      for (const [i, r] of requests.entries()) {
+        scoreWindows.keep(r.serverId, { mark: marks[i]!, since: r.since, samples: windows.get(r.serverId)! });
+      }
+    };
   }
 
   async function commit(on: Database, group: Waiting[]) {
     try {
-      await on.transaction().execute((trx) =>
+      const committed = await on.transaction().execute((trx) =>
         writeGroup(
           trx,
           group.map((g) => g.write),
         ),
       );
+      committed();
       for (const g of group) g.resolve();
       return;
     } catch (err) {
@@ -128,7 +115,7 @@ export function createCheckinWriter(db: Database) {
     }
     for (const g of group) {
       try {
-        await on.transaction().execute((trx) => writeGroup(trx, [g.write]));
+        (await on.transaction().execute((trx) => writeGroup(trx, [g.write])))();
         g.resolve();
       } catch (err) {
         g.reject(err);

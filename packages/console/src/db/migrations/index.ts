@@ -18,6 +18,7 @@ import { alertRuleTags } from './0017-alert-rule-tags.js';
 import { fleetProtection } from './0018-fleet-protection.js';
 import { linkRelay } from './0019-link-relay.js';
 import { changeCounter } from './0021-change-counter.js';
+import { scoreWindowMark } from './0022-score-window-mark.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -44,6 +45,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0018_fleet_protection': fleetProtection(dialect),
     '0019_link_relay': linkRelay(dialect),
     '0021_change_counter': changeCounter(dialect),
+    '0022_score_window_mark': scoreWindowMark(),
   };
 }
 

@@ -14,7 +14,7 @@ import {
   listActiveEntries,
   listPolicies,
   retireExpiredEntries,
-  retryServerNow,
+  retryServersNow,
   scopeServers,
   serverApplications,
   setPolicyEntriesScope,
@@ -28,6 +28,7 @@ import {
 import { findProduct } from '../../repositories/products.repository.js';
 import { requirePermission } from '../accounts.service.js';
 import type { AuditService } from '../audit.service.js';
+import { createBatchLoader } from '../batch-loader.js';
 import { type ServersService, serverTags } from '../servers/index.js';
 import { createPropagator } from './propagation.js';
 import {
@@ -71,6 +72,12 @@ export function createFleetService({
   servers: ServersService;
   audit: AuditService;
 }) {
+  /** Servers that checked in within one turn of the event loop are retried with one statement. */
+  const retryNow = createBatchLoader(async (serverIds: number[]) => {
+    await retryServersNow(db, serverIds, clock());
+    return new Map<number, never>();
+  });
+
   /** The account's servers a scope selects. */
   async function targets(accountId: number, scope: Scope) {
     return (await scopeServers(db, accountId))
@@ -380,7 +387,7 @@ export function createFleetService({
      * whitelist holds it.
      */
     async checkedIn(server: { id: number; account_id: number; name: string }, bans: CheckinBan[]) {
-      await retryServerNow(db, server.id, clock());
+      await retryNow(server.id);
       if (bans.length === 0) return;
       const policies = (await listPolicies(db, server.account_id)).filter((p) => Number(p.enabled) === 1);
       if (policies.length === 0) return;
