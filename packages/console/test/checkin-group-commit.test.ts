@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SCORE_WINDOW_MAX_SAMPLES } from '../src/services/checkin-score-windows.js';
 import { createCheckinWriter } from '../src/services/checkin-writer.js';
+import { scoreFromSamples } from '../src/services/score.js';
 import {
   dialects,
   enrolledTestServer,
@@ -180,6 +181,39 @@ for (const dialect of dialects()) {
       await a.write(write(serverId, ts + 4000, 100));
       // 70, 70, 100, 70, 100: 82 %.
       assert.equal(await cpuPoints(serverId), Math.round((200 * (100 - 82)) / 30));
+    });
+
+    test('a score from a kept window is the one the stored samples give, to the last bit', async () => {
+      // A CPU figure whose 4-byte rounding (PostgreSQL's `real`) moves the CPU points: the mean of the
+      // stored figure and the agent's exact one rounds differently from the stored figure alone.
+      const at = (cpu: number, ts: number) => ({
+        ...write(0, ts, cpu).sample,
+        extra: undefined,
+      });
+      const points = (cpus: number[]) =>
+        scoreFromSamples(
+          cpus.map((c, i) => at(c, i * 1000)),
+          2,
+        ).components.cpu;
+      let cpu: number | undefined;
+      for (let k = 0; k < 200 && cpu === undefined; k += 1) {
+        const edge = 100 - (30 * (k + 0.5)) / 200;
+        for (let d = -4e-6; d <= 4e-6 && cpu === undefined; d += 1e-7) {
+          const v = edge + d;
+          if (points([Math.fround(v), v]) !== points([Math.fround(v), Math.fround(v)])) cpu = v;
+        }
+      }
+      assert.ok(cpu !== undefined, 'a figure that 4-byte rounding moves across a point');
+      const kept = await enrolledTestServer(t.app, owner, { name: 'kept-bits' });
+      const read = await enrolledTestServer(t.app, owner, { name: 'read-bits' });
+      const ts = t.clock.now + 300_000;
+      // One writer keeps its window; a new writer each time reads the window from the table.
+      const writer = createCheckinWriter(t.db);
+      await writer.write(write(kept.serverId, ts, cpu));
+      await writer.write(write(kept.serverId, ts + 1000, cpu));
+      await createCheckinWriter(t.db).write(write(read.serverId, ts, cpu));
+      await createCheckinWriter(t.db).write(write(read.serverId, ts + 1000, cpu));
+      assert.equal(await cpuPoints(kept.serverId), await cpuPoints(read.serverId));
     });
 
     test(`a kept window ends as the stored one: the newest ${SCORE_WINDOW_MAX_SAMPLES} samples of ten minutes`, async () => {

@@ -43,6 +43,23 @@ export function toScoreSample(row: Omit<ScoreWindowRow, 'server_id'>): ScoreSamp
   };
 }
 
+/**
+ * A check-in's figures as the table gives them back: PostgreSQL stores them as `real` (4 bytes),
+ * SQLite as 8-byte doubles. The kept window holds them as stored, so a score from memory is the
+ * one a read from `samples` gives (docs/decisions.md, "The score window is kept in memory").
+ */
+export function asStored(sample: ScoreSample, postgres: boolean): ScoreSample {
+  if (!postgres) return sample;
+  return {
+    ...sample,
+    cpu_pct: Math.fround(sample.cpu_pct),
+    mem_used_mb: Math.fround(sample.mem_used_mb),
+    mem_total_mb: Math.fround(sample.mem_total_mb),
+    disk_used_pct: Math.fround(sample.disk_used_pct),
+    load1: Math.fround(sample.load1),
+  };
+}
+
 /** What one group asks for one server: its window starts after `since`; `added` are the samples the group inserted. */
 export interface WindowRequest {
   serverId: number;

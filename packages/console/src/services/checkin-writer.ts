@@ -3,7 +3,7 @@ import type { Database, SamplesTable } from '../db/schema.js';
 import { isPostgres } from '../repositories/dialect.js';
 import { rawSampleTimes } from '../repositories/samples.repository.js';
 import { type CheckinFields, updateServersAfterCheckin } from '../repositories/servers.repository.js';
-import { createScoreWindows, newWindowMark, toScoreSample } from './checkin-score-windows.js';
+import { asStored, createScoreWindows, newWindowMark, toScoreSample } from './checkin-score-windows.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
 
 /** What one check-in writes: its sample, the outage samples it carried, and its server's row. */
@@ -45,9 +45,10 @@ export function createCheckinWriter(db: Database) {
     const added = new Map<number, ScoreSample[]>();
     const add = (serverId: number, sample: CheckinWrite['sample']) => {
       rows.push({ server_id: serverId, resolution: 'raw', ...sample });
+      const score = asStored(toScoreSample(sample), postgres);
       const mine = added.get(serverId);
-      if (mine) mine.push(toScoreSample(sample));
-      else added.set(serverId, [toScoreSample(sample)]);
+      if (mine) mine.push(score);
+      else added.set(serverId, [score]);
     };
     for (const w of writes) {
       if (w.past.length > 0) {
