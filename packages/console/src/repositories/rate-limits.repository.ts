@@ -18,22 +18,30 @@ export async function countAttempts(db: Database, windows: readonly Window[], no
     for (const w of windows) counted.push(await countWindow(db, w, now));
     return counted;
   }
-  const { rows } = await sql<{ key: string; count: number; window_end: number; change: number }>`
-    insert into rate_limit_windows (key, count, window_end)
-    select w.key, w.n, ${now}::bigint + w.ms
-    from unnest(${windows.map((w) => w.id)}::text[], ${windows.map((w) => w.n)}::int[], ${windows.map((w) => w.durationMs)}::bigint[]) as w(key, n, ms)
-    order by w.key
-    on conflict (key) do update set
-      count = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.count
-        else rate_limit_windows.count + excluded.count end,
-      window_end = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.window_end
-        else rate_limit_windows.window_end end
-    returning key, count, window_end, (select n from change_counter where id = 1) as change`.execute(db);
-  const byKey = new Map(rows.map((row) => [row.key, row]));
+  // One row back, the windows as JSON: the driver's cost per row and field was a tenth of a v1
+  // request's CPU when each window came back as a row of its own.
+  const { rows } = await sql<{ windows: Array<[string, number, number]>; change: number }>`
+    with counted as (
+      insert into rate_limit_windows (key, count, window_end)
+      select w.key, w.n, ${now}::bigint + w.ms
+      from unnest(${windows.map((w) => w.id)}::text[], ${windows.map((w) => w.n)}::int[], ${windows.map((w) => w.durationMs)}::bigint[]) as w(key, n, ms)
+      order by w.key
+      on conflict (key) do update set
+        count = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.count
+          else rate_limit_windows.count + excluded.count end,
+        window_end = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.window_end
+          else rate_limit_windows.window_end end
+      returning key, count, window_end
+    )
+    select json_agg(json_build_array(key, count, window_end)) as windows,
+      (select n from change_counter where id = 1) as change
+    from counted`.execute(db);
+  const change = Number(rows[0]?.change);
+  const byKey = new Map((rows[0]?.windows ?? []).map(([key, count, windowEnd]) => [key, { count, windowEnd }]));
   return windows.map((w) => {
     const row = byKey.get(w.id);
     if (!row) throw new Error(`rate limit window ${w.id} was not counted`);
-    return { count: Number(row.count), windowEnd: Number(row.window_end), change: Number(row.change) };
+    return { count: row.count, windowEnd: row.windowEnd, change };
   });
 }
 
