@@ -157,28 +157,27 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
     inFlight = true;
     counts.batches += 1;
     count(windows)
-      .then(
-        (counted) => {
-          ids.forEach((id, i) => {
-            const { waiting } = batch.get(id)!;
-            const { count: total, msLeft } = counted.windows[i]!;
-            const resetS = Math.max(1, Math.ceil(msLeft / 1000));
-            waiting.forEach((w, j) => {
-              const mine = total - waiting.length + 1 + j;
-              w.resolve({
-                allowed: mine <= w.points,
-                limit: w.points,
-                remaining: Math.max(0, w.points - mine),
-                resetS,
-                change: counted.change,
-              });
+      .then((counted) => {
+        ids.forEach((id, i) => {
+          const { waiting } = batch.get(id)!;
+          const { count: total, msLeft } = counted.windows[i]!;
+          const resetS = Math.max(1, Math.ceil(msLeft / 1000));
+          waiting.forEach((w, j) => {
+            const mine = total - waiting.length + 1 + j;
+            w.resolve({
+              allowed: mine <= w.points,
+              limit: w.points,
+              remaining: Math.max(0, w.points - mine),
+              resetS,
+              change: counted.change,
             });
           });
-        },
-        (err: unknown) => {
-          for (const { waiting } of batch.values()) for (const w of waiting) w.reject(err);
-        },
-      )
+        });
+      })
+      // Also when handing out throws: an attempt already answered ignores its reject.
+      .catch((err: unknown) => {
+        for (const { waiting } of batch.values()) for (const w of waiting) w.reject(err);
+      })
       .finally(() => {
         inFlight = false;
         schedule();
