@@ -22,8 +22,8 @@ export interface LimitVerdict {
   /** Seconds until the window resets (at least 1). */
   resetS: number;
   /**
-   * The shared count of published changes (services/changes.service.ts), read in the same round
-   * trip; absent when counted in this process.
+   * The shared count of published changes (services/changes.service.ts), read by the round trip
+   * that counted this attempt, sent after it arrived; absent when counted in this process.
    */
   change?: number;
 }
@@ -40,14 +40,14 @@ export interface RateLimits {
 export const changeCounterKey = (prefix: string) => `${prefix}:changes:n`;
 
 /** One window's share of a batch: its id (`name:key`), the attempts on it, the window's length. */
-export interface WindowCount {
+interface WindowCount {
   id: string;
   n: number;
   durationMs: number;
 }
 
 /** A counted batch: per window (in the given order), the count after the batch's attempts and the ms left; the change counter. */
-export interface BatchCounted {
+interface BatchCounted {
   windows: Array<{ count: number; msLeft: number }>;
   change: number;
 }
