@@ -86,6 +86,7 @@ describe('shared rate limits counted in batches', { skip: !pgUrl }, () => {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
     });
+    away.on('error', () => {});
     try {
       const limits = createRateLimits({
         redis: away,

@@ -125,21 +125,24 @@ interface Waiting {
 }
 
 /**
- * Shared counters, counted in batches: the attempts that arrive while a batch is in flight, or in
- * the same turn of the event loop, go together in the next one; one batch in flight per process
- * (as changes.service.ts publishes). Attempts on one window are summed; the window's count after
+ * Shared counters, counted in batches: the attempts that arrive in the same turn of the event loop,
+ * or while `BATCHES_IN_FLIGHT` batches are out, go together in the next one (as changes.service.ts
+ * coalesces its publishes). Attempts on one window are summed; the window's count after
  * the batch is `count`, so its `n` attempts get count − n + 1 … count, in the order they arrived:
  * each count is handed out once across every process, so exactly `points` of a window are allowed.
  * A failed batch fails each of its attempts with the same error.
  */
+/** Two: while one batch is out, the next can be; one alone put every connection in lockstep behind it. */
+const BATCHES_IN_FLIGHT = 2;
+
 function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCounted>): RateLimits {
   let pending = new Map<string, { durationMs: number; waiting: Waiting[] }>();
   let scheduled = false;
-  let inFlight = false;
+  let inFlight = 0;
   const counts = { attempts: 0, batches: 0 };
 
   function schedule() {
-    if (scheduled || inFlight || pending.size === 0) return;
+    if (scheduled || inFlight >= BATCHES_IN_FLIGHT || pending.size === 0) return;
     scheduled = true;
     setImmediate(flush);
   }
@@ -154,14 +157,15 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
       const { durationMs, waiting } = batch.get(id)!;
       return { id, n: waiting.length, durationMs };
     });
-    inFlight = true;
+    inFlight += 1;
     counts.batches += 1;
     count(windows)
       .then((counted) => {
         ids.forEach((id, i) => {
-          const { waiting } = batch.get(id)!;
+          const { waiting, durationMs } = batch.get(id)!;
           const { count: total, msLeft } = counted.windows[i]!;
-          const resetS = Math.max(1, Math.ceil(msLeft / 1000));
+          // At most the window's length: another batch may have started it on a later clock reading.
+          const resetS = Math.max(1, Math.ceil(Math.min(msLeft, durationMs) / 1000));
           waiting.forEach((w, j) => {
             const mine = total - waiting.length + 1 + j;
             w.resolve({
@@ -179,7 +183,7 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
         for (const { waiting } of batch.values()) for (const w of waiting) w.reject(err);
       })
       .finally(() => {
-        inFlight = false;
+        inFlight -= 1;
         schedule();
       });
   }
