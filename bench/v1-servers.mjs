@@ -6,8 +6,10 @@
 // limit per token is never reached. Bars: SQLite ≥ 40 % of the reference, PostgreSQL ≥ 25 %.
 // Then what a cached answer, a rebuilt one and an invalidation cost, measured in process, and the
 // older figure measured with a Node.js client on the same cores (which caps the reference).
-// Usage: node bench/v1-servers.mjs [--seconds 10] [--rounds 2] [--postgres URL] [--redis URL]
-//   PostgreSQL and Redis default to PALISADE_BENCH_DATABASE_URL / PALISADE_BENCH_REDIS_URL.
+// Usage: node bench/v1-servers.mjs [--seconds 10] [--rounds 2] [--postgres URL] [--redis URL] [--only sqlite|postgres]
+//   PostgreSQL and Redis default to PALISADE_BENCH_DATABASE_URL / PALISADE_BENCH_REDIS_URL. With
+//   both, the console is measured on PostgreSQL alone and on PostgreSQL with Redis (which then
+//   counts the rate limits and carries the changes).
 import { join } from 'node:path';
 import {
   arg,
@@ -30,6 +32,7 @@ const SECONDS = Number(arg('seconds', '10'));
 const ROUNDS = Number(arg('rounds', '2'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 const REDIS = arg('redis', process.env.PALISADE_BENCH_REDIS_URL);
+const ONLY = arg('only', null);
 const BARS = { sqlite: 0.4, postgres: 0.25 };
 
 if (!hasWrk()) {
@@ -84,9 +87,9 @@ function measured(pid, run) {
 }
 
 /** wrk against the reference and the console, alternating, each pinned to core 1. */
-async function measure(dialect, store) {
+async function measure(label, store) {
   const dir = store.env.PALISADE_DATA_DIR;
-  process.stdout.write(`[${dialect}] preparing accounts, servers and tokens…\n`);
+  process.stdout.write(`[${label}] preparing accounts, servers and tokens…\n`);
   const tokens = await prepare(store.env, 30_000);
   const luaFile = writeTokenRotation(join(dir, 'tokens.lua'), tokens);
   const consoleEnv = { ...store.env, PALISADE_PORT: '0', PALISADE_BOOTSTRAP_ADMIN: '0' };
@@ -128,7 +131,7 @@ async function measure(dialect, store) {
   };
   await stopChild(bare.child);
   await stopChild(running.child);
-  return { dialect, bytes: Buffer.byteLength(body), ...results, nodeClient };
+  return { label, dialect: store.dialect, bytes: Buffer.byteLength(body), ...results, nodeClient };
 }
 
 /**
@@ -180,10 +183,16 @@ async function cacheCosts(label, env, redisUrl) {
   return { label, hit, miss, invalidation };
 }
 
-const stores = [benchStore('v1-sqlite', null)];
-if (PG) stores.push(benchStore('v1-pg', PG));
+const stores = ONLY === 'postgres' ? [] : [benchStore('v1-sqlite', null)];
+if (PG && ONLY !== 'sqlite') stores.push(benchStore('v1-pg', PG));
 const figures = [];
 for (const store of stores) figures.push(await measure(store.dialect, store));
+// PostgreSQL with Redis: the rate limits are counted and the changes carried by Redis.
+const withRedis =
+  PG && REDIS && ONLY !== 'sqlite'
+    ? benchStore('v1-pg-redis', PG, { PALISADE_REDIS_URL: REDIS, PALISADE_REDIS_PREFIX: `bench-wrk-${process.pid}` })
+    : null;
+if (withRedis) figures.push(await measure('postgres+redis', withRedis));
 
 const costs = [];
 for (const store of stores) {
@@ -212,12 +221,12 @@ for (const f of figures) {
       `bare node:http (${f.bytes} B)   ${fmt(ref.rps, 0).padStart(7)} ${fmt(ref.p99ms, 2).padStart(8)} ${fmt(ref.cpuUs, 1).padStart(16)}   ${ref.non2xx}`,
     );
     console.log(
-      `console/${f.dialect.padEnd(20)} ${fmt(con.rps, 0).padStart(7)} ${fmt(con.p99ms, 2).padStart(8)} ${fmt(con.cpuUs, 1).padStart(16)}   ${con.non2xx}`,
+      `console/${f.label.padEnd(20)} ${fmt(con.rps, 0).padStart(7)} ${fmt(con.p99ms, 2).padStart(8)} ${fmt(con.cpuUs, 1).padStart(16)}   ${con.non2xx}`,
     );
     const ratio = con.rps / ref.rps;
     const bar = BARS[f.dialect];
     console.log(
-      `ratio console/${f.dialect} ÷ bare, round ${round + 1} = ${fmt(ratio * 100, 1)}% (bar: ≥ ${bar * 100}%) ${ratio >= bar ? 'PASS' : 'BELOW BAR'}; by CPU per request ${fmt((100 * ref.cpuUs) / con.cpuUs, 1)}%\n`,
+      `ratio console/${f.label} ÷ bare, round ${round + 1} = ${fmt(ratio * 100, 1)}% (bar: ≥ ${bar * 100}%) ${ratio >= bar ? 'PASS' : 'BELOW BAR'}; by CPU per request ${fmt((100 * ref.cpuUs) / con.cpuUs, 1)}%\n`,
     );
   }
 }
@@ -225,7 +234,7 @@ console.log('The older figure: 20,000 requests from a Node.js client, 32 in flig
 for (const f of figures) {
   const { reference, console: measured } = f.nodeClient;
   console.log(
-    `  ${f.dialect.padEnd(8)} bare ${fmt(reference.rps, 0)} req/s, console ${fmt(measured.rps, 0)} req/s (p99 ${fmt(measured.p99, 1)} ms, ${JSON.stringify(measured.statuses)}): ${fmt((100 * measured.rps) / reference.rps, 1)}%`,
+    `  ${f.label.padEnd(14)} bare ${fmt(reference.rps, 0)} req/s, console ${fmt(measured.rps, 0)} req/s (p99 ${fmt(measured.p99, 1)} ms, ${JSON.stringify(measured.statuses)}): ${fmt((100 * measured.rps) / reference.rps, 1)}%`,
   );
 }
 console.log('\nv1 list from memory, in process (µs): p50 / p99');
@@ -235,4 +244,5 @@ for (const c of costs) {
   );
 }
 for (const store of stores) await store.remove();
+await withRedis?.remove();
 process.exit(0);

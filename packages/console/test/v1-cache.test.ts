@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ONLINE_WINDOW_MS } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
-import { buildApp, createBoundaries, createServices } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { createBoundaries, createServices } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
 import { serverScoreTotal } from '../src/services/score.js';
 import { serverSummary, summaryExpiresAt } from '../src/services/servers/views.js';
@@ -15,9 +13,9 @@ import {
   registerUser,
   type TestApp,
   testApp,
-  testDatabase,
   testSample,
 } from './support.js';
+import { twoProcesses } from './two-processes.js';
 
 // v1 reads from memory (docs/performance.md, "v1 reads from memory"): the answers stay right while
 // they are cached — after check-ins, edits, revocations, and the passing of time.
@@ -242,41 +240,4 @@ for (const dialect of dialects()) {
       }
     }
   });
-}
-
-/** A serving console (the reader) and a second one on its own connection (the writer), sharing one database. */
-async function twoProcesses(dialect: 'sqlite' | 'postgres', transport: 'database' | 'redis') {
-  const database = await testDatabase(dialect);
-  const env = {
-    PALISADE_DATA_DIR: database.dataDir,
-    ...(database.databaseUrl
-      ? { PALISADE_DATABASE_URL: database.databaseUrl, PALISADE_DATABASE_SCHEMA: database.databaseSchema! }
-      : {}),
-    ...(transport === 'redis'
-      ? {
-          PALISADE_REDIS_URL: process.env.PALISADE_TEST_REDIS_URL!,
-          PALISADE_REDIS_PREFIX: `palisade-test-${process.pid}-${Date.now()}`,
-        }
-      : {}),
-  };
-  const config = loadConfig(env);
-  const redis = transport === 'redis' ? [new Redis(config.redisUrl!), new Redis(config.redisUrl!)] : [];
-  // The reader: a serving console. The writer: another console on its own connection, as a
-  // second process (PostgreSQL) or the admin CLI (SQLite) would be.
-  const reader = await buildApp({ config, db: database.db, redis: redis[0] ?? null });
-  const writerDb = await openDatabase(config);
-  const writer = await buildApp({ config, db: writerDb.db, redis: redis[1] ?? null });
-  return {
-    database,
-    config,
-    reader,
-    writer,
-    async close() {
-      await writer.close();
-      await writerDb.close();
-      await reader.close();
-      for (const r of redis) r.disconnect();
-      await database.close();
-    },
-  };
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Database } from '../db/schema.js';
-import { countAttempt } from '../repositories/rate-limits.repository.js';
+import { countAttempts } from '../repositories/rate-limits.repository.js';
 
 /** The spec's fixed windows. Each window starts with the first attempt and lasts `durationS`. */
 export const LIMITS = {
@@ -22,8 +22,8 @@ export interface LimitVerdict {
   /** Seconds until the window resets (at least 1). */
   resetS: number;
   /**
-   * The shared count of published changes (services/changes.service.ts), read in the same round
-   * trip; absent when counted in this process.
+   * The shared count of published changes (services/changes.service.ts), read by the round trip
+   * that counted this attempt, sent after it arrived; absent when counted in this process.
    */
   change?: number;
 }
@@ -32,33 +32,58 @@ export interface RateLimits {
   consume(name: LimitName, key: string): Promise<LimitVerdict>;
   /** Present when the counters are in this process: the same count, answered without a promise. */
   consumeNow?(name: LimitName, key: string): LimitVerdict;
+  /** Attempts counted, and the round trips (batches) that counted them: none in process. */
+  stats(): { attempts: number; batches: number };
 }
 
 /** The Redis key counting published changes; changes.service.ts bumps it with each message. */
 export const changeCounterKey = (prefix: string) => `${prefix}:changes:n`;
 
+/** One window's share of a batch: its id (`name:key`), the attempts on it, the window's length. */
+interface WindowCount {
+  id: string;
+  n: number;
+  durationMs: number;
+}
+
+/** A counted batch: per window (in the given order), the count after the batch's attempts and the ms left; the change counter. */
+interface BatchCounted {
+  windows: Array<{ count: number; msLeft: number }>;
+  change: number;
+}
+
 /**
- * Counts one attempt in a fixed window and reads the change counter, in one round trip:
- * KEYS[1] the window's counter, KEYS[2] the change counter; ARGV[1] the window in ms.
+ * Counts several windows' attempts in fixed windows and reads the change counter, in one round trip:
+ * KEYS[1..n] the windows' counters, KEYS[n+1] the change counter; ARGV[2i-1] the attempts on
+ * window i, ARGV[2i] its length in ms. Answers each window's count and ms left, then the change counter.
  */
 const COUNT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if count == 1 or ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+local n = #KEYS - 1
+local out = {}
+for i = 1, n do
+  local attempts = tonumber(ARGV[2 * i - 1])
+  local count = redis.call('INCRBY', KEYS[i], attempts)
+  local ttl = redis.call('PTTL', KEYS[i])
+  if count == attempts or ttl < 0 then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
+    ttl = tonumber(ARGV[2 * i])
+  end
+  out[2 * i - 1] = count
+  out[2 * i] = ttl
 end
-return {count, ttl, tonumber(redis.call('GET', KEYS[2]) or '0')}
+out[2 * n + 1] = tonumber(redis.call('GET', KEYS[n + 1]) or '0')
+return out
 `;
 
 type CountingRedis = Redis & {
-  palisadeCountAttempt(window: string, changes: string, ms: number): Promise<[number, number, number]>;
+  palisadeCountAttempts(...args: Array<string | number>): Promise<number[]>;
 };
 
 /**
- * Where the counters live: Redis when configured (one round trip, a Lua script); the shared database
- * when several processes may serve (PostgreSQL: one upsert); otherwise in this process (no I/O).
- * Redis and the database also answer the change counter (docs/performance.md, "v1 reads from memory").
+ * Where the counters live: Redis when configured (a Lua script); the shared database when several
+ * processes may serve (PostgreSQL: an upsert); otherwise in this process (no I/O). Redis and the
+ * database count in batches, one round trip each, which also read the change counter
+ * (docs/performance.md, "v1 reads from memory"; docs/decisions.md, "Rate limits counted in batches").
  */
 export function createRateLimits(options: {
   redis: Redis | null;
@@ -67,43 +92,118 @@ export function createRateLimits(options: {
   prefix?: string;
 }): RateLimits {
   const { redis, db, clock, prefix = 'palisade' } = options;
-  if (!redis && db) return databaseRateLimits(db, clock);
+  if (!redis && db)
+    return batchedRateLimits(async (windows) => {
+      const now = clock();
+      const rows = await countAttempts(db, windows, now);
+      return {
+        windows: rows.map((row) => ({ count: row.count, msLeft: row.windowEnd - now })),
+        change: rows[0]?.change ?? 0,
+      };
+    });
   if (!redis) return memoryRateLimits(clock);
-  if (!('palisadeCountAttempt' in redis))
-    redis.defineCommand('palisadeCountAttempt', { numberOfKeys: 2, lua: COUNT_SCRIPT });
+  if (!('palisadeCountAttempts' in redis)) redis.defineCommand('palisadeCountAttempts', { lua: COUNT_SCRIPT });
   const counting = redis as CountingRedis;
   const changes = changeCounterKey(prefix);
-  return {
-    async consume(name, key) {
-      const { points, durationS } = LIMITS[name];
-      const [count, ttl, change] = await counting.palisadeCountAttempt(
-        `${prefix}:rl:${name}:${key}`,
-        changes,
-        durationS * 1000,
-      );
-      const resetS = Math.max(1, Math.ceil(ttl / 1000));
-      return { allowed: count <= points, limit: points, remaining: Math.max(0, points - count), resetS, change };
-    },
-  };
+  return batchedRateLimits(async (windows) => {
+    const args: Array<string | number> = [windows.length + 1];
+    for (const w of windows) args.push(`${prefix}:rl:${w.id}`);
+    args.push(changes);
+    for (const w of windows) args.push(w.n, w.durationMs);
+    const out = await counting.palisadeCountAttempts(...args);
+    return {
+      windows: windows.map((_, i) => ({ count: Number(out[2 * i]), msLeft: Number(out[2 * i + 1]) })),
+      change: Number(out[2 * windows.length]),
+    };
+  });
 }
 
-/** Fixed windows counted in the database, one atomic upsert per attempt. */
-function databaseRateLimits(db: Database, clock: () => number): RateLimits {
+interface Waiting {
+  points: number;
+  resolve: (verdict: LimitVerdict) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Shared counters, counted in batches: the attempts that arrive in the same turn of the event loop,
+ * or while `BATCHES_IN_FLIGHT` batches are out, go together in the next one (as changes.service.ts
+ * coalesces its publishes). Attempts on one window are summed; the window's count after
+ * the batch is `count`, so its `n` attempts get count − n + 1 … count, in the order they arrived:
+ * each count is handed out once across every process, so exactly `points` of a window are allowed.
+ * A failed batch fails each of its attempts with the same error.
+ */
+/** Two: while one batch is out, the next can be; one alone put every connection in lockstep behind it. */
+const BATCHES_IN_FLIGHT = 2;
+
+function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCounted>): RateLimits {
+  let pending = new Map<string, { durationMs: number; waiting: Waiting[] }>();
+  let scheduled = false;
+  let inFlight = 0;
+  const counts = { attempts: 0, batches: 0 };
+
+  function schedule() {
+    if (scheduled || inFlight >= BATCHES_IN_FLIGHT || pending.size === 0) return;
+    scheduled = true;
+    setImmediate(flush);
+  }
+
+  function flush() {
+    scheduled = false;
+    const batch = pending;
+    pending = new Map();
+    // Sorted by id: concurrent batches of several processes lock the rows in one order (no deadlock).
+    const ids = [...batch.keys()].sort();
+    const windows = ids.map((id) => {
+      const { durationMs, waiting } = batch.get(id)!;
+      return { id, n: waiting.length, durationMs };
+    });
+    inFlight += 1;
+    counts.batches += 1;
+    count(windows)
+      .then((counted) => {
+        ids.forEach((id, i) => {
+          const { waiting, durationMs } = batch.get(id)!;
+          const { count: total, msLeft } = counted.windows[i]!;
+          // At most the window's length: another batch may have started it on a later clock reading.
+          const resetS = Math.max(1, Math.ceil(Math.min(msLeft, durationMs) / 1000));
+          waiting.forEach((w, j) => {
+            const mine = total - waiting.length + 1 + j;
+            w.resolve({
+              allowed: mine <= w.points,
+              limit: w.points,
+              remaining: Math.max(0, w.points - mine),
+              resetS,
+              change: counted.change,
+            });
+          });
+        });
+      })
+      // Also when handing out throws: an attempt already answered ignores its reject.
+      .catch((err: unknown) => {
+        for (const { waiting } of batch.values()) for (const w of waiting) w.reject(err);
+      })
+      .finally(() => {
+        inFlight -= 1;
+        schedule();
+      });
+  }
+
   return {
-    async consume(name, key) {
+    consume(name, key) {
       const { points, durationS } = LIMITS[name];
-      const now = clock();
-      const row = await countAttempt(db, `${name}:${key}`, now, durationS * 1000);
-      const resetS = Math.max(1, Math.ceil((Number(row.window_end) - now) / 1000));
-      const count = Number(row.count);
-      return {
-        allowed: count <= points,
-        limit: points,
-        remaining: Math.max(0, points - count),
-        resetS,
-        change: Number(row.change),
-      };
+      const id = `${name}:${key}`;
+      counts.attempts += 1;
+      return new Promise<LimitVerdict>((resolve, reject) => {
+        let window = pending.get(id);
+        if (!window) {
+          window = { durationMs: durationS * 1000, waiting: [] };
+          pending.set(id, window);
+        }
+        window.waiting.push({ points, resolve, reject });
+        schedule();
+      });
     },
+    stats: () => ({ ...counts }),
   };
 }
 
@@ -117,7 +217,9 @@ const SWEEP_AT = 10_000;
 function memoryRateLimits(clock: () => number): RateLimits {
   const windows = new Map<string, { count: number; end: number }>();
   let sweepAt = SWEEP_AT;
+  let attempts = 0;
   const consumeNow = (name: LimitName, key: string): LimitVerdict => {
+    attempts += 1;
     const { points, durationS } = LIMITS[name];
     const now = clock();
     const id = `${name}:${key}`;
@@ -134,5 +236,9 @@ function memoryRateLimits(clock: () => number): RateLimits {
     const resetS = Math.max(1, Math.ceil((window.end - now) / 1000));
     return { allowed: window.count <= points, limit: points, remaining: Math.max(0, points - window.count), resetS };
   };
-  return { consumeNow, consume: async (name, key) => consumeNow(name, key) };
+  return {
+    consumeNow,
+    consume: async (name, key) => consumeNow(name, key),
+    stats: () => ({ attempts, batches: 0 }),
+  };
 }

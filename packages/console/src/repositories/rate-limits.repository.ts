@@ -1,23 +1,63 @@
 import { sql } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { isPostgres } from './dialect.js';
+
+type Window = { id: string; n: number; durationMs: number };
 
 /**
- * Counts one attempt in the key's fixed window, atomically: a new or expired window starts at 1 and
- * ends `durationMs` from now; otherwise the count goes up. One statement, so concurrent processes agree.
- * The same statement reads the count of published changes (services/changes.service.ts).
+ * Counts attempts on several fixed windows, atomically: for each window (an id once; `n` its
+ * attempts), a new or expired one starts at `n` and ends `durationMs` from now; otherwise its count
+ * goes up by `n`. On PostgreSQL one statement for them all, locking the rows in id order, so
+ * concurrent processes' batches neither deadlock nor lose a count; on SQLite (one writer) one
+ * statement a window. Each also reads the count of published changes (services/changes.service.ts).
+ * Answers the windows in the order given.
  */
-export async function countAttempt(db: Database, key: string, now: number, durationMs: number) {
-  return db
+export async function countAttempts(db: Database, windows: readonly Window[], now: number) {
+  if (!isPostgres(db)) {
+    const counted = [];
+    for (const w of windows) counted.push(await countWindow(db, w, now));
+    return counted;
+  }
+  // One row back, the windows as JSON: the driver's cost per row and field was a tenth of a v1
+  // request's CPU when each window came back as a row of its own.
+  const { rows } = await sql<{ windows: Array<[string, number, number]>; change: number }>`
+    with counted as (
+      insert into rate_limit_windows (key, count, window_end)
+      select w.key, w.n, ${now}::bigint + w.ms
+      from unnest(${windows.map((w) => w.id)}::text[], ${windows.map((w) => w.n)}::int[], ${windows.map((w) => w.durationMs)}::bigint[]) as w(key, n, ms)
+      order by w.key
+      on conflict (key) do update set
+        count = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.count
+          else rate_limit_windows.count + excluded.count end,
+        window_end = case when rate_limit_windows.window_end <= ${now}::bigint then excluded.window_end
+          else rate_limit_windows.window_end end
+      returning key, count, window_end
+    )
+    select json_agg(json_build_array(key, count, window_end)) as windows,
+      (select n from change_counter where id = 1) as change
+    from counted`.execute(db);
+  const change = Number(rows[0]?.change);
+  const byKey = new Map((rows[0]?.windows ?? []).map(([key, count, windowEnd]) => [key, { count, windowEnd }]));
+  return windows.map((w) => {
+    const row = byKey.get(w.id);
+    if (!row) throw new Error(`rate limit window ${w.id} was not counted`);
+    return { count: row.count, windowEnd: row.windowEnd, change };
+  });
+}
+
+async function countWindow(db: Database, { id, n, durationMs }: Window, now: number) {
+  const row = await db
     .insertInto('rate_limit_windows')
-    .values({ key, count: 1, window_end: now + durationMs })
+    .values({ key: id, count: n, window_end: now + durationMs })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        count: sql<number>`case when rate_limit_windows.window_end <= ${now} then 1 else rate_limit_windows.count + 1 end`,
+        count: sql<number>`case when rate_limit_windows.window_end <= ${now} then ${n} else rate_limit_windows.count + ${n} end`,
         window_end: sql<number>`case when rate_limit_windows.window_end <= ${now} then ${now + durationMs} else rate_limit_windows.window_end end`,
       }),
     )
     .returning(['count', 'window_end', sql<number>`(select n from change_counter where id = 1)`.as('change')])
     .executeTakeFirstOrThrow();
+  return { count: Number(row.count), windowEnd: Number(row.window_end), change: Number(row.change) };
 }
 
 export async function deleteEndedWindows(db: Database, now: number) {
