@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_CATALOG } from '../src/services/catalog.service.js';
+import { openDatabase } from '../src/db/database.js';
+import { createCatalogService, DEFAULT_CATALOG } from '../src/services/catalog.service.js';
 import {
   createToken,
   dialects,
@@ -9,6 +10,7 @@ import {
   type TestApp,
   type TestUser,
   testApp,
+  testDatabase,
 } from './support.js';
 
 for (const dialect of dialects()) {
@@ -104,5 +106,32 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 404);
       assert.deepEqual(res.json(), { error: 'not found', code: 'not_found' });
     });
+  });
+}
+
+if (dialects().includes('postgres')) {
+  test('consoles starting together seed the catalog once, its ids 1, 2, 3 … in order (postgres)', async () => {
+    const database = await testDatabase('postgres');
+    const others = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        openDatabase({
+          dataDir: database.dataDir,
+          databaseUrl: database.databaseUrl,
+          databaseSchema: database.databaseSchema,
+        }),
+      ),
+    );
+    try {
+      // Each on its own connection, as four console processes: without turns their inserts interleave.
+      await Promise.all(others.map((o) => createCatalogService({ db: o.db, clock: Date.now }).seed()));
+      const rows = await database.db.selectFrom('catalog_items').select(['id', 'sku']).orderBy('id').execute();
+      assert.deepEqual(
+        rows.map((r) => [Number(r.id), r.sku]),
+        DEFAULT_CATALOG.map((item, i) => [i + 1, item.sku]),
+      );
+    } finally {
+      for (const o of others) await o.close();
+      await database.close();
+    }
   });
 }

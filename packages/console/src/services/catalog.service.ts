@@ -1,7 +1,13 @@
 import type { Database } from '../db/schema.js';
 import { badRequest, conflict, forbidden, isUniqueViolation, notFound } from '../errors.js';
 import { parseJson } from '../json.js';
-import { countCatalog, findCatalogItem, insertCatalogItem, listCatalog } from '../repositories/catalog.repository.js';
+import {
+  countCatalog,
+  findCatalogItem,
+  insertCatalogItem,
+  listCatalog,
+  lockCatalogSeeding,
+} from '../repositories/catalog.repository.js';
 import {
   countUsableEnrolmentTokens,
   findProduct,
@@ -102,15 +108,18 @@ export function createCatalogService({ db, clock }: { db: Database; clock: () =>
   return {
     /** Seeds the default catalog on first start; a no-op once any item exists. */
     async seed() {
-      if ((await countCatalog(db)) > 0) return;
-      for (const item of DEFAULT_CATALOG) {
-        await insertCatalogItem(db, {
-          ...item,
-          features: JSON.stringify(item.features),
-          includes: JSON.stringify(item.includes),
-          created_at: clock(),
-        });
-      }
+      await db.transaction().execute(async (trx) => {
+        await lockCatalogSeeding(trx);
+        if ((await countCatalog(trx)) > 0) return;
+        for (const item of DEFAULT_CATALOG) {
+          await insertCatalogItem(trx, {
+            ...item,
+            features: JSON.stringify(item.features),
+            includes: JSON.stringify(item.includes),
+            created_at: clock(),
+          });
+        }
+      });
     },
 
     async catalog() {
