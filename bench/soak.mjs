@@ -24,7 +24,9 @@ spawnSync('taskset', ['-pc', '0', String(process.pid)]); // the generator on cor
 const { generateToken, hashToken } = await import(join(root, 'packages/protocol/dist/src/index.js'));
 
 const store = benchStore('soak', PG, { PALISADE_PORT: '0', PALISADE_BOOTSTRAP_ADMIN: '0' });
-const env = store.env;
+// The console's own /metrics on a listener of its own: the V8 heap in use, beside the RSS read from /proc.
+const METRICS_PORT = 20_000 + (process.pid % 20_000);
+const env = { ...store.env, PALISADE_METRICS_ADDR: `127.0.0.1:${METRICS_PORT}` };
 
 /** AGENTS servers with daemon tokens and 40 API tokens (so the 120-a-minute limit is never reached). */
 async function prepare() {
@@ -83,6 +85,15 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const rssMb = () => {
   const status = readFileSync(`/proc/${consoleProc.child.pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+};
+/** `nodejs_heap_used_bytes` of the console's /metrics in MB, or NaN when it did not answer. */
+const heapMb = async () => {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`)).text();
+    return Number(/^nodejs_heap_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1]) / 2 ** 20;
+  } catch {
+    return Number.NaN;
+  }
 };
 /** Resolves with the HTTP status, or 0 when the request failed (connection refused or reset). */
 const request = (method, path, headers, body) =>
@@ -162,11 +173,11 @@ console.log(
   `soak (${store.dialect}): ${MINUTES} min, ${AGENTS} agents, ${RATE} check-ins/s + ${LISTS} v1 lists/s; RSS every 10 s`,
 );
 await new Promise((resolve) => {
-  const sample = setInterval(() => {
+  const sample = setInterval(async () => {
     const minute = (Date.now() - started) / 60_000;
-    samples.push({ minute, rss: rssMb() });
+    samples.push({ minute, rss: rssMb(), heap: await heapMb() });
     process.stdout.write(
-      `  ${fmt(minute, 1)} min  RSS ${fmt(samples.at(-1).rss, 1)} MB  acknowledged ${acknowledged}  skipped ${skipped}  ${JSON.stringify(statuses)}\n`,
+      `  ${fmt(minute, 1)} min  RSS ${fmt(samples.at(-1).rss, 1)} MB  heap in use ${fmt(samples.at(-1).heap, 1)} MB  acknowledged ${acknowledged}  skipped ${skipped}  ${JSON.stringify(statuses)}\n`,
     );
     if (minute >= MINUTES) {
       clearInterval(sample);
@@ -227,6 +238,11 @@ const errors = Object.entries(beforeKill)
   .filter(([status]) => !['200', 'list 200'].includes(status))
   .reduce((a, [, count]) => a + count, 0);
 const minutes = samples.at(-1).minute;
+const firstHeap = afterWarmup[0]?.heap ?? samples[0].heap;
+console.log(
+  `V8 heap in use after warm-up ${fmt(firstHeap)} MB, at the end ${fmt(samples.at(-1).heap)} MB, ` +
+    `peak ${fmt(Math.max(...samples.map((s) => s.heap)))} MB (the rest of RSS is V8's spaces sized to the allocation rate, code, buffers)`,
+);
 console.log(
   `\nRSS after warm-up ${fmt(first)} MB, at the end ${fmt(last)} MB, peak ${fmt(max)} MB; growth ${fmt(last - first)} MB (bound ${BOUND_MB} MB): ${last - first <= BOUND_MB ? 'PASS' : 'ABOVE BOUND'}`,
 );

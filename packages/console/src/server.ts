@@ -252,6 +252,7 @@ export async function startConsole(
     });
     addScrapeTimeMetrics(app.metrics, database, app.services);
     if (!worker) await seedDatabase(app.services, config, print);
+    app.services.changes.serve();
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     redis?.disconnect();

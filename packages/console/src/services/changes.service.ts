@@ -36,6 +36,10 @@ export interface ChangesDeps {
 }
 
 const RECONNECT_MS = 1000;
+/** On SQLite, `PRAGMA data_version` is read at most this often (ms, monotonic). */
+const VERSION_CHECK_MS = 1;
+/** …and a write from a process other than the serving console returns this long after it (ms). */
+export const SQLITE_WRITER_WAIT_MS = 2 * VERSION_CHECK_MS + 1;
 /** Past this many accounts in one message, it says "every account" (a NOTIFY payload is at most 8,000 bytes). */
 const MAX_ACCOUNTS_A_MESSAGE = 500;
 
@@ -87,6 +91,8 @@ export function createChangesService({ db, config }: ChangesDeps) {
     .update(config.databaseSchema ?? 'public')
     .digest('hex')
     .slice(0, 16)}`;
+
+  let serving = false;
 
   function dispatch(accountId: number | null) {
     if (accountId === null) counts.dropAll += 1;
@@ -241,18 +247,16 @@ export function createChangesService({ db, config }: ChangesDeps) {
    * connection's commits (`data_version` moved) and drops everything; elsewhere it is true while
    * subscribed and no change known to have happened is still on its way here.
    */
-  let versionRead = false;
-  const readAgain = () => {
-    versionRead = false;
-  };
+  let versionReadAt = Number.NEGATIVE_INFINITY;
   function ready(): boolean {
     if (transport !== 'sqlite') return live && received >= required;
-    // data_version is read once per synchronous run (one request, from its token check to its
-    // answer): every read in that run belongs to one instant, after which no other commit can be
-    // seen by this run anyway. The next callback from the event loop reads it again.
-    if (versionRead) return true;
-    versionRead = true;
-    queueMicrotask(readAgain);
+    // data_version is read at most once every VERSION_CHECK_MS (it takes the WAL's read lock: two
+    // fcntl calls, the largest cost of a v1 answer from memory). Still exact: any other connection's
+    // `changed()` returns only SQLITE_WRITER_WAIT_MS after its commit, so a request that begins
+    // after it returned finds a read made after that commit (docs/decisions.md).
+    const now = performance.now();
+    if (now - versionReadAt < VERSION_CHECK_MS) return true;
+    versionReadAt = now;
     const version = dataVersion(db);
     if (version !== seenVersion) {
       if (seenVersion !== null) dispatch(null);
@@ -275,7 +279,12 @@ export function createChangesService({ db, config }: ChangesDeps) {
      */
     async changed(accountId: number | null) {
       dispatch(accountId);
-      if (transport === 'sqlite') return;
+      if (transport === 'sqlite') {
+        // Another connection (the admin CLI) returns once the serving console must have seen the
+        // commit (ready() above); the serving console's own caches heard it just now.
+        if (!serving) await new Promise((resolve) => setTimeout(resolve, SQLITE_WRITER_WAIT_MS));
+        return;
+      }
       // The write has committed: a failed publish must not fail it (publish() counts it). Redis or
       // the database being away also fails the readers' rate-limit round trips, and their
       // subscriptions drop everything when they come back.
@@ -295,6 +304,14 @@ export function createChangesService({ db, config }: ChangesDeps) {
     },
 
     ready,
+
+    /**
+     * This process is the console serving SQLite's file (server.ts): its writes need not wait for
+     * another process to see them (docs/deploy.md: one serving process on SQLite).
+     */
+    serve() {
+      serving = true;
+    },
 
     /** Subscribes this process (a serving console); `redis` is the app's connection when Redis is set. */
     async listen(redis: Redis | null) {
