@@ -140,6 +140,8 @@ async function measure(label, store) {
  */
 async function cacheCosts(label, env, redisUrl) {
   const c = await openConsole(env);
+  // Measured as the serving console: on SQLite only other processes' writes wait (changes.service.ts).
+  c.services.changes.serve();
   await c.services.catalog.seed();
   const account = await c.services.accounts.create({
     email: `costs-${label.replace(/\W/g, '')}@example.com`,

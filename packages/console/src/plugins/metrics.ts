@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { routeOf } from './request-guards.js';
 
 /**
  * The console's own figures in the Prometheus text format (docs/deploy.md, "Metrics"), kept by hand:
@@ -174,7 +175,7 @@ export function registerRequestMetrics(app: FastifyInstance) {
   const checkins = metrics.counter('palisade_checkins_total', 'Agent check-ins accepted (rate() gives check-ins/s)');
   const labelsCache = new Map<string, Labels>();
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+    const route = routeOf(request).url ?? 'unmatched';
     const status = `${Math.floor(reply.statusCode / 100)}xx`;
     const k = `${request.method} ${route} ${status}`;
     let labels = labelsCache.get(k);

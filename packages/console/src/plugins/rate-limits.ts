@@ -215,22 +215,27 @@ const SWEEP_AT = 10_000;
  * of counters, ended windows swept out as it grows.
  */
 function memoryRateLimits(clock: () => number): RateLimits {
-  const windows = new Map<string, { count: number; end: number }>();
-  let sweepAt = SWEEP_AT;
+  // A map per limit, so a request's key is looked up as given (no `name:key` string made and hashed each time).
+  const byLimit = new Map<LimitName, { windows: Map<string, { count: number; end: number }>; sweepAt: number }>();
   let attempts = 0;
   const consumeNow = (name: LimitName, key: string): LimitVerdict => {
     attempts += 1;
     const { points, durationS } = LIMITS[name];
     const now = clock();
-    const id = `${name}:${key}`;
-    let window = windows.get(id);
+    let limit = byLimit.get(name);
+    if (!limit) {
+      limit = { windows: new Map(), sweepAt: SWEEP_AT };
+      byLimit.set(name, limit);
+    }
+    const { windows } = limit;
+    let window = windows.get(key);
     if (!window || window.end <= now) {
-      if (!window && windows.size >= sweepAt) {
+      if (!window && windows.size >= limit.sweepAt) {
         for (const [k, w] of windows) if (w.end <= now) windows.delete(k);
-        sweepAt = Math.max(SWEEP_AT, windows.size * 2);
+        limit.sweepAt = Math.max(SWEEP_AT, windows.size * 2);
       }
       window = { count: 0, end: now + durationS * 1000 };
-      windows.set(id, window);
+      windows.set(key, window);
     }
     window.count += 1;
     const resetS = Math.max(1, Math.ceil((window.end - now) / 1000));

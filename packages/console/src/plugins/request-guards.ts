@@ -16,7 +16,7 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * router decodes to `/api/…`) meets the same guards as `/api/…`.
  */
 export function matchedPath(request: FastifyRequest): string {
-  const route = request.routeOptions.url;
+  const route = routeOf(request).url;
   if (route !== undefined) return route;
   const raw = request.url.split('?')[0]!;
   try {
@@ -26,12 +26,23 @@ export function matchedPath(request: FastifyRequest): string {
   }
 }
 
+/**
+ * The route the router matched, as `request.routeOptions` gives it. Fastify builds that object anew
+ * at each read (a dozen fields); the guards, the metrics and the error answers each read it, so it
+ * is built once a request and kept.
+ */
+export function routeOf(request: FastifyRequest): FastifyRequest['routeOptions'] {
+  request.matchedRoute ??= request.routeOptions;
+  return request.matchedRoute;
+}
+
 const isApi = (path: string) => path === '/api' || path.startsWith('/api/');
 
 /** Browser-borne requests: cookie-authenticated (or cookie-setting) writes only from our own origin. */
 function isBrowserWrite(request: FastifyRequest): boolean {
+  if (!UNSAFE.has(request.method)) return false;
   const path = matchedPath(request);
-  if (!UNSAFE.has(request.method) || !isApi(path)) return false;
+  if (!isApi(path)) return false;
   if (path.startsWith('/api/v1/') || path.startsWith('/api/agent/')) return false;
   return request.headers.authorization === undefined && request.headers['x-svc-key'] === undefined;
 }
@@ -57,6 +68,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The exact body bytes received, for SVC1 verification. */
     rawBody: Buffer | undefined;
+    /** `routeOptions` as first read (routeOf). */
+    matchedRoute: FastifyRequest['routeOptions'] | undefined;
   }
   interface FastifyContextConfig {
     /** The route accepts SVC1-signed requests. */
@@ -102,6 +115,7 @@ export function registerRequestGuards(
 
   // JSON is parsed from the bytes received, and the bytes are kept: SVC1 signs them, not a re-serialization.
   app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('matchedRoute', undefined);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -121,7 +135,7 @@ export function registerRequestGuards(
 
   // Signed headers on a route that does not accept signed requests are refused, not ignored.
   app.addHook('preHandler', (request, _reply, done) => {
-    if (request.routeOptions.config.signed || !hasSvc1Headers(request.headers)) return done();
+    if (routeOf(request).config.signed || !hasSvc1Headers(request.headers)) return done();
     request.server.services.signing.refuseUnsupported(signedRequest(request)).then(() => done(), done);
   });
 
