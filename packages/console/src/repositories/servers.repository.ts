@@ -32,12 +32,14 @@ export async function listServerSummaries(db: Database, accountId: number) {
 
 /** One of the account's servers; another account's server is indistinguishable from a missing one. */
 export async function findServer(db: Database, accountId: number, id: number) {
-  return db
-    .selectFrom('servers')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
+  // Every call about one server (the metrics proxy above all) reads it: compiled once (compiled.ts).
+  const rows = await runCompiled(
+    db,
+    'findServer',
+    (d) => d.selectFrom('servers').selectAll().where('id', '=', 0).where('account_id', '=', 0),
+    [id, accountId],
+  );
+  return rows[0];
 }
 
 export async function insertServer(db: Database, server: Insertable<ServersTable>) {

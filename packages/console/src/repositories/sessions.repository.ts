@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Database, SessionsTable } from '../db/schema.js';
+import { runCompiled } from './compiled.js';
 
 export async function insertSession(db: Database, session: Insertable<SessionsTable>) {
   await db.insertInto('sessions').values(session).execute();
@@ -7,15 +8,22 @@ export async function insertSession(db: Database, session: Insertable<SessionsTa
 
 /** The live session and its account, or undefined when expired, unknown or the account is disabled. */
 export async function findLiveSession(db: Database, idHash: string, now: number) {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-    .selectAll('accounts')
-    .select('sessions.last_seen_at as session_seen_at')
-    .where('sessions.id_hash', '=', idHash)
-    .where('sessions.expires_at', '>', now)
-    .where('accounts.disabled_at', 'is', null)
-    .executeTakeFirst();
+  // Every dashboard request and every proxied call reads it: compiled once (compiled.ts).
+  const rows = await runCompiled(
+    db,
+    'findLiveSession',
+    (d) =>
+      d
+        .selectFrom('sessions')
+        .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+        .selectAll('accounts')
+        .select('sessions.last_seen_at as session_seen_at')
+        .where('sessions.id_hash', '=', '')
+        .where('sessions.expires_at', '>', 0)
+        .where('accounts.disabled_at', 'is', null),
+    [idHash, now],
+  );
+  return rows[0];
 }
 
 export async function deleteSession(db: Database, idHash: string) {
