@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest } from '../../errors.js';
 import { requireSession, requireSessionOrSigned, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
+import { matchedPath } from '../../plugins/request-guards.js';
 import { accountView } from '../../services/accounts.service.js';
 import { newPasswordSchema } from '../../services/passwords.js';
 import { parseInput, parsePage } from '../../validation.js';
@@ -22,7 +23,7 @@ const proofBody = z.object({ password: currentPassword.optional(), code: code.op
 /** The request a security event is recorded for: the route the router matched, not the raw URL. */
 const contextOf = (request: FastifyRequest) => ({
   method: request.method,
-  path: request.routeOptions.url ?? request.url.split('?')[0]!,
+  path: matchedPath(request),
   ip: request.ip,
 });
 
