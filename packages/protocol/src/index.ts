@@ -14,6 +14,7 @@ export * from './openapi.js';
 export * from './server-state.js';
 export * from './server-tags.js';
 export * from './svc1.js';
+export * from './text.js';
 export * from './tokens.js';
 export * from './v1.js';
 export * from './webhooks.js';

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/**
+ * Control characters never belong in a name, a reason or a kind a user or an agent sends: a CR/LF
+ * forges lines in audit summaries and agent notes, a NUL is refused by PostgreSQL's text type
+ * (docs/security.md, "Control characters"). Tabs, line breaks, C0, DEL, C1 and the Unicode line
+ * and paragraph separators are all refused.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+export const NO_CONTROL_CHARACTERS_MESSAGE =
+  'expected no control characters (line breaks, tabs, \\x00-\\x1f, \\x7f-\\x9f)';
+
+/** True when `text` holds a control character (CONTROL_CHARACTERS). */
+export function hasControlCharacters(text: string): boolean {
+  return CONTROL_CHARACTERS.test(text);
+}
+
+/** A zod string that refuses control characters; chain `.min`/`.max`/`.trim` before passing it. */
+export function plainText<S extends z.ZodType<string>>(schema: S) {
+  return schema.refine((v) => !CONTROL_CHARACTERS.test(v), NO_CONTROL_CHARACTERS_MESSAGE);
+}
+
+/** `plainText(z.string())` for the common case. */
+export const plainString = () => plainText(z.string());
