@@ -172,6 +172,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   // Requests down the outbound link go through the same entry point as the listener's (docs/agent.md).
   const link = createConsoleLink({
     handle: (call) => handleApiCall(call, routes, onApiError),
+    keySha256: () => keys.current()?.sha256 ?? null,
     intervalS: () => checkin.status().interval_s,
     clock: deps.clock,
     log,

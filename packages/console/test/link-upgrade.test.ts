@@ -44,7 +44,8 @@ for (const dialect of dialects()) {
     after(() => t.close());
 
     test('one server opens its link at most 12 times a minute; the next is a 429 saying so', async () => {
-      const { daemon } = await enrolledTestServer(t.app, await registerUser(t.app));
+      const { daemon, serverId } = await enrolledTestServer(t.app, await registerUser(t.app));
+      await t.db.updateTable('servers').set({ connect: 'outbound' }).where('id', '=', serverId).execute();
       const { points } = LIMITS.link_server;
       for (let i = 0; i < points; i += 1) {
         const opened = await upgrade(url, daemon);
@@ -78,7 +79,7 @@ for (const dialect of dialects()) {
       const next = await upgrade(url, 'dmn_not-a-token', from);
       assert.ok(!('open' in next));
       assert.equal(next.status, 429);
-      assert.match(next.body.error, /^too many link upgrades from this address/);
+      assert.match(next.body.error, /^too many link upgrades with a refused token from this address/);
     });
 
     // PostgreSQL only: on SQLite one process serves, and there is nothing to relay.

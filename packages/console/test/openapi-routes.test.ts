@@ -21,6 +21,8 @@ const NOT_DOCUMENTED: Record<string, string> = {
   // An agent registering itself with an enrolment token (enr_…): its body and answer are
   // AgentRegistration and AgentRegistered of packages/protocol/src/enrolment.ts (docs/api.md).
   'POST /api/agent/register': 'agent registration',
+  // The outbound link is a WebSocket (packages/protocol/src/link.ts); a plain GET is only its 400.
+  'GET /api/agent/link': 'outbound link WebSocket upgrade (a GET without Upgrade is 400)',
   // The one-line install: a shell script and the agent's packages, not JSON (docs/agent.md).
   'GET /install/agent.sh': 'install script (text/x-shellscript)',
   'GET /install/SHA256SUMS': 'checksums of the agent packages (text)',

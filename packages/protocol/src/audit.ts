@@ -4,13 +4,20 @@ import { z } from 'zod';
  * The audit log's entries (docs/protection.md, "Audit log"): who changed what on which server, from
  * where, and what the agent answered. Entries are never edited; they are removed only by age.
  */
-export const AUDIT_ACTIONS = ['control.write', 'fleet.policy', 'fleet.entry', 'fleet.apply'] as const;
+export const AUDIT_ACTIONS = [
+  'control.write',
+  'fleet.policy',
+  'fleet.entry',
+  'fleet.apply',
+  'server.connection',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'control.write': 'Protection changed through the console',
   'fleet.policy': 'Fleet policy changed',
   'fleet.entry': 'Fleet list entry added or lifted',
   'fleet.apply': 'Fleet entry applied to a server or removed from it',
+  'server.connection': 'How the console reaches a server switched (direct or outbound link)',
 };
 /** At most this many characters of what changed (secrets are removed before). */
 export const AUDIT_SUMMARY_MAX = 500;

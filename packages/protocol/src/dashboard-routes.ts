@@ -569,7 +569,17 @@ export const dashboardRoutes: DashboardRoute[] = [
     auth: 'session',
     status: 200,
     answer: 'enrollment',
-    errors: [401, 404],
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'put',
+    path: '/api/servers/{id}/connection',
+    summary:
+      'Switch how the console reaches the server: `direct` at its address, `outbound` only through its link (control.edit; audited)',
+    auth: 'session',
+    status: 200,
+    answer: 'server',
+    errors: [400, 401, 403, 404],
   },
   {
     method: 'get',

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import * as z from 'zod/mini';
 
 /**
@@ -19,6 +20,22 @@ export const LINK_MAX_IN_FLIGHT = 64;
 export const LINK_HEARTBEAT_MS = 10_000;
 /** ... and closes the link when nothing at all arrived for this long. */
 export const LINK_DEAD_AFTER_MS = 25_000;
+
+/**
+ * The console's challenge on a new link (docs/agent.md, "Outbound link"): nothing else goes down a
+ * link until the agent answered it with linkProof(); a link that does not within this long is closed.
+ */
+export const LINK_PROOF_TIMEOUT_MS = 10_000;
+/** The WebSocket close code of a link the console refused (no proof, unsolicited frames); the reason says why. */
+export const LINK_REFUSED_CODE = 4403;
+/** Heartbeats, challenges and proofs are small: a larger one is not a link frame (the link is closed). */
+export const LINK_MAX_SMALL_FRAME_BYTES = 1024;
+/** At most this many heartbeats a minute from one side (one every LINK_HEARTBEAT_MS is sent): more closes the link. */
+export const LINK_MAX_HEARTBEATS_PER_MINUTE = 3 * (60_000 / 10_000);
+/** What one link may send the console a second; past it the console stops reading the link until the next second. */
+export const LINK_MAX_BYTES_PER_SECOND = 8 * 1024 * 1024;
+/** Answers to calls that timed out are still expected this long; any other answer to an unknown id closes the link. */
+export const LINK_LATE_ANSWER_MS = 60_000;
 
 const id = z.string().check(z.regex(/^[0-9A-Za-z_-]{1,64}$/));
 const base64 = z.string().check(z.regex(/^[A-Za-z0-9+/]*={0,2}$/));
@@ -58,18 +75,45 @@ export const linkTooLargeSchema = z.object({
 /** Either way, every LINK_HEARTBEAT_MS: proof the other side is still there. */
 export const linkHeartbeatSchema = z.object({ type: z.literal('heartbeat'), ts: z.number() });
 
+/** Console → agent, first on every link: prove you hold the agent key (linkProof()). */
+export const linkChallengeSchema = z.object({
+  type: z.literal('challenge'),
+  /** 32 random bytes in base64url, new for every link. */
+  nonce: z.string().check(z.regex(/^[A-Za-z0-9_-]{43}$/)),
+});
+
+/** Agent → console: the answer to the challenge, linkProof() in hex. */
+export const linkProofSchema = z.object({
+  type: z.literal('proof'),
+  proof: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+});
+
 export const linkFrameSchema = z.discriminatedUnion('type', [
   linkRequestSchema,
   linkResponseSchema,
   linkTooLargeSchema,
   linkHeartbeatSchema,
+  linkChallengeSchema,
+  linkProofSchema,
 ]);
 
 export type LinkRequest = z.infer<typeof linkRequestSchema>;
 export type LinkResponse = z.infer<typeof linkResponseSchema>;
 export type LinkTooLarge = z.infer<typeof linkTooLargeSchema>;
 export type LinkHeartbeat = z.infer<typeof linkHeartbeatSchema>;
+export type LinkChallenge = z.infer<typeof linkChallengeSchema>;
+export type LinkProof = z.infer<typeof linkProofSchema>;
 export type LinkFrame = z.infer<typeof linkFrameSchema>;
+
+/**
+ * The proof that the end of a link holds the agent key: HMAC-SHA256 keyed by the key's SHA-256 (what
+ * the agent stores, packages/agent/src/state/agent-key.ts; the console computes it from the key it
+ * holds sealed) over the console's challenge. The key itself never crosses the link for this, and a
+ * daemon token alone cannot answer it.
+ */
+export function linkProof(keySha256Hex: string, nonce: string): string {
+  return createHmac('sha256', Buffer.from(keySha256Hex, 'hex')).update(`palisade-link-proof-v1:${nonce}`).digest('hex');
+}
 
 /** A frame read from the link, or null when the text is not one (the reader drops the link then). */
 export function parseLinkFrame(text: string): LinkFrame | null {

@@ -3,8 +3,10 @@ import {
   LINK_HEARTBEAT_MS,
   LINK_MAX_ANSWER_BYTES,
   LINK_MAX_FRAME_BYTES,
+  LINK_REFUSED_CODE,
   type LinkFrame,
   type LinkRequest,
+  linkProof,
   linkUrl,
   parseLinkFrame,
 } from '@palisade/protocol/link/standalone';
@@ -35,10 +37,14 @@ export interface ConsoleLink {
  * its console, authenticated with its daemon token, and answers each request frame by handing it to
  * its own API (`handle`: the same key check, whitelist and routes as a call on its port), with the
  * console's address as the caller. A link that closes is opened again after 5 s, doubling up to the
- * check-in interval, with jitter; a link silent for LINK_DEAD_AFTER_MS is closed.
+ * check-in interval, with jitter; a link silent for LINK_DEAD_AFTER_MS is closed. The console's
+ * first frame is a challenge: the agent answers it with linkProof() keyed by its key's SHA-256, so
+ * the console knows this end holds the agent key before it sends anything else.
  */
 export function createConsoleLink(o: {
   handle: (call: ApiCall) => Promise<ApiAnswer>;
+  /** The SHA-256 of the current agent key (state/agent-key.ts), to answer the console's challenge; null: none yet. */
+  keySha256: () => string | null;
   intervalS: () => number;
   clock: () => number;
   log: Log;
@@ -119,8 +125,21 @@ export function createConsoleLink(o: {
     ws.on('unexpected-response', (_req, res) => {
       refused = true;
       status.last_error = `the console refused the link: HTTP ${res.statusCode}${res.statusCode === 401 ? ' (the daemon token is not valid: enrol the agent again)' : ''}`;
-      res.resume();
-      ws.terminate();
+      // The console's `{"error": …}` says why (409: the account has not switched the server to outbound).
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        if (text.length < 1024) text += chunk.toString();
+      });
+      res.on('end', () => {
+        try {
+          const error = (JSON.parse(text) as { error?: unknown }).error;
+          if (typeof error === 'string') status.last_error += `: ${error.slice(0, 300)}`;
+        } catch {
+          // not JSON: the status alone
+        }
+        ws.terminate();
+      });
+      res.on('error', () => ws.terminate());
     });
     ws.on('open', () => {
       status.state = 'up';
@@ -146,14 +165,25 @@ export function createConsoleLink(o: {
         ws.terminate();
         return;
       }
+      if (frame.type === 'challenge') {
+        const key = o.keySha256();
+        if (!key) {
+          status.last_error = 'no agent key yet to prove the link with: run palisade-agent key';
+          ws.terminate();
+          return;
+        }
+        ws.send(JSON.stringify({ type: 'proof', proof: linkProof(key, frame.nonce) } satisfies LinkFrame));
+        return;
+      }
       if (frame.type !== 'request') return;
       serve(ws, frame, remoteAddress).catch((err: Error) => log('error', `link request failed: ${err.message}`));
     });
     ws.on('error', (err) => {
       if (!refused) status.last_error = err.message;
     });
-    ws.on('close', () => {
+    ws.on('close', (code, reason) => {
       if (heartbeat) clearInterval(heartbeat);
+      if (code === LINK_REFUSED_CODE) status.last_error = `the console closed the link: ${reason.toString()}`;
       if (gen !== generation) return;
       socket = null;
       if (status.state === 'up') log('warn', `outbound link to ${target?.console_url} closed; opening it again`);

@@ -7,7 +7,7 @@ export const LIMITS = {
   login: { points: 8, durationS: 60 },
   register: { points: 10, durationS: 3600 },
   token: { points: 120, durationS: 60 },
-  /** Outbound link upgrades from one source address: a NAT in front of a fleet reconnecting after a restart fits. */
+  /** Outbound link upgrades refused for their token (missing, unknown) from one source address; valid ones are not counted here. */
   link: { points: 600, durationS: 60 },
   /** Link upgrades of one server: two agents fighting over one daemon token are slowed to this. */
   link_server: { points: 12, durationS: 60 },

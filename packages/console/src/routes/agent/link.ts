@@ -5,6 +5,7 @@ import { errorCodeFor } from '@palisade/protocol';
 import { LINK_MAX_FRAME_BYTES, LINK_PATH } from '@palisade/protocol/link';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
+import { badRequest } from '../../errors.js';
 import { hostPolicy } from '../../plugins/host-guard.js';
 import type { LimitVerdict } from '../../plugins/rate-limits.js';
 
@@ -71,7 +72,9 @@ function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
  * (docs/agent.md, "Outbound link"; the frames: packages/protocol/src/link.ts). The token is checked
  * before the upgrade: a refused one is a 401 and no WebSocket. The upgrade happens before Fastify's
  * routes, so it applies the host guard itself (plugins/host-guard.ts: 421 for a name the operator
- * did not choose) and counts its own limits (plugins/rate-limits.ts): per source address, then per server.
+ * did not choose) and counts its own limits (plugins/rate-limits.ts): refused tokens per source address,
+ * accepted ones per server. Only a server its account made `outbound` may open one (409 otherwise),
+ * and nothing goes down it before it proved it holds the agent key (services/servers/links.ts).
  */
 export function registerLinkEndpoint(app: FastifyInstance) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LINK_MAX_FRAME_BYTES, perMessageDeflate: false });
@@ -88,21 +91,42 @@ export function registerLinkEndpoint(app: FastifyInstance) {
     if (req.method !== 'GET') return refuse(socket, 405, 'Method Not Allowed', `method ${req.method} not allowed`);
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
       return refuse(socket, 400, 'Bad Request', 'upgrade: expected websocket');
-    const byAddress = await app.limits.consume('link', clientAddress(req));
-    if (!byAddress.allowed) return tooMany(socket, byAddress, 'from this address');
+    // The token first: only refused upgrades count against their address, so others' bad tokens
+    // never lock out a valid agent behind the same address (a NAT); a valid one counts per server.
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!match) return refuse(socket, 401, 'Unauthorized', 'missing daemon token: send Authorization: Bearer dmn_…');
-    const server = await app.services.servers.forDaemonToken(match[1]!);
-    if (!server) return refuse(socket, 401, 'Unauthorized', 'invalid daemon token');
+    const server = match ? await app.services.servers.forDaemonToken(match[1]!) : null;
+    if (!server) {
+      const byAddress = await app.limits.consume('link', clientAddress(req));
+      if (!byAddress.allowed) return tooMany(socket, byAddress, 'with a refused token from this address');
+      if (!match) return refuse(socket, 401, 'Unauthorized', 'missing daemon token: send Authorization: Bearer dmn_…');
+      return refuse(socket, 401, 'Unauthorized', 'invalid daemon token');
+    }
     const byServer = await app.limits.consume('link_server', String(server.id));
     if (!byServer.allowed) return tooMany(socket, byServer, 'for this server');
+    // Only the account switches a server to its link (PUT /api/servers/<id>/connection), never a link.
+    if (server.connect !== 'outbound')
+      return refuse(
+        socket,
+        409,
+        'Conflict',
+        'connect: this server is reached directly; its account switches it to outbound on the console first',
+      );
     wss.handleUpgrade(req, socket, head, (ws) => {
-      links.attach(server.id, server.name, ws, (level, message) => app.log[level]({ server_id: server.id }, message));
-      app.services.servers
-        .linkOpened(server)
-        .catch((err: unknown) => app.log.warn({ err }, 'link health check failed'));
+      links.attach(server.id, server.name, ws, (level, message) => app.log[level]({ server_id: server.id }, message), {
+        keySha256: app.services.servers.linkKeySha256(server),
+        verified: () => {
+          app.services.servers
+            .linkOpened(server)
+            .catch((err: unknown) => app.log.warn({ err }, 'link health check failed'));
+        },
+      });
     });
   }
+
+  // A plain GET (no Upgrade header) reaches Fastify: a 400 naming the missing header, not a 404.
+  app.get(LINK_PATH, async () => {
+    throw badRequest('upgrade: expected Upgrade: websocket (this is the outbound link of an agent, docs/agent.md)');
+  });
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgrade(req, socket, head).catch((err: unknown) => {

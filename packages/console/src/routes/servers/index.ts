@@ -49,6 +49,7 @@ const patchBody = z
   })
   .strict()
   .refine((v) => Object.keys(v).length > 0, 'send at least one of name, tags, api_url, api_key, tls_fingerprint');
+const connectionBody = z.object({ mode: z.enum(['direct', 'outbound'], "expected 'direct' or 'outbound'") }).strict();
 const fleetQuery = z.object({ tag: serverTagSchema.optional() });
 // Either a saved server or an address to try; chosen by `server_id`, so errors name the right field.
 const testSaved = z.object({ server_id: z.number().int().positive() }).strict();
@@ -163,8 +164,34 @@ export default async function serverRoutes(app: FastifyInstance) {
     '/api/servers/:id/enrollment',
     { preHandler: requireSession },
     async (request) => ({
-      data: await app.services.servers.reissueEnrollment(request.account!.id, serverId(request), consoleUrl(request)),
+      data: await app.services.servers.reissueEnrollment(request.account!, serverId(request), consoleUrl(request)),
     }),
+  );
+
+  // How the console reaches the server: the account's decision alone (control.edit), audited.
+  app.put<{ Params: { id: string } }>(
+    '/api/servers/:id/connection',
+    { preHandler: requireSession },
+    async (request) => {
+      const id = serverId(request);
+      const { mode } = parseInput(connectionBody, request.body, 'body');
+      const account = request.account!;
+      const { before, name: serverName, server } = await app.services.servers.setConnection(account, id, mode);
+      if (before !== mode)
+        await app.services.audit.fleet({
+          accountId: account.id,
+          action: 'server.connection',
+          actor: { kind: 'session', id: account.id, label: account.email },
+          ip: request.ip,
+          server: { id, name: serverName },
+          method: 'PUT',
+          path: 'connection',
+          summary: `mode: ${before} → ${mode}`,
+          status: 200,
+          outcome: 'done',
+        });
+      return { data: { server } };
+    },
   );
 
   app.get<{ Params: { id: string }; Querystring: { name?: unknown; range?: unknown } }>(

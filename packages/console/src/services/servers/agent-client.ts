@@ -10,6 +10,11 @@ export interface AgentTarget {
   tlsFingerprint?: string | null;
   /** The saved server's id: its calls go down its outbound link when this process holds one. */
   serverId?: number;
+  /**
+   * How the saved server is reached (`servers.connect`): an `outbound` server only through its link,
+   * never at `apiUrl` (the address its registration came from, maybe a NAT's, is not the agent's).
+   */
+  connect?: 'direct' | 'outbound';
 }
 
 export type { ConnectionCheck };
@@ -42,7 +47,8 @@ function agentUrl(apiUrl: string, path: string, query?: string): string {
 
 /**
  * The one way the console calls an agent: down the server's outbound link when this process holds
- * one (docs/agent.md, "Outbound link"), else over HTTP to its address; the same answers, timeouts,
+ * one (docs/agent.md, "Outbound link"), else over HTTP to its address (a direct server only: an
+ * outbound one whose link is down is unreachable at once); the same answers, timeouts,
  * size caps and failures either way, so the proxy checks both alike.
  */
 export function createAgentClient(
@@ -58,7 +64,10 @@ export function createAgentClient(
     body?: Buffer | string,
     query?: string,
   ): Promise<OutboundResponse> {
-    const linked = links ? await links.caller(target.serverId) : null;
+    // A direct server is called at its address even when some process still holds a link of it.
+    const linked = links && target.connect !== 'direct' ? await links.caller(target.serverId) : null;
+    // Link down: unreachable at once, never a call (with the key) to another address.
+    if (!linked && target.connect === 'outbound') throw new OutboundError('unreachable', 'the outbound link is down');
     if (linked) {
       return linked({
         method,

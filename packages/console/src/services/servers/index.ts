@@ -29,7 +29,7 @@ import { requirePermission } from '../accounts.service.js';
 import type { ChangesService } from '../changes.service.js';
 import { type AgentTarget, createAgentClient, explainAgentStatus } from './agent-client.js';
 import { type HistoryRange, serverHistory } from './history.js';
-import { createLinkRegistry } from './links.js';
+import { createLinkRegistry, type LinkState } from './links.js';
 import { createListAnswers } from './list-cache.js';
 import { type CallOutcome, createAgentProxy, type ProxiedAnswer } from './proxy.js';
 import { serverState } from './state.js';
@@ -119,12 +119,14 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
   }
 
   const proxy = createAgentProxy(agents, secrets, recordCall);
-  /** The link as any process sees it; a server registered `outbound` whose link is not up anywhere shows `down`. */
-  async function connectionOf(row: ServerRow) {
+  /**
+   * How the server is reached is `servers.connect`, which only its account changes (setConnection);
+   * an `outbound` server's link as any process sees it, `down` when it is not up anywhere.
+   */
+  async function connectionOf(row: ServerRow): Promise<LinkState> {
+    if (row.connect === 'direct') return { mode: 'direct', link: null, since: null };
     const seen = await links.stateAnywhere(row.id);
-    return seen.mode === 'direct' && row.connect === 'outbound'
-      ? { mode: 'outbound' as const, link: 'down' as const, since: null }
-      : seen;
+    return seen.mode === 'direct' ? { mode: 'outbound', link: 'down', since: null } : seen;
   }
   const serverView = async (row: ServerRow, now: number) => dashboardServer(row, now, await connectionOf(row));
 
@@ -236,13 +238,40 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
     links,
 
     /**
-     * A server's agent just opened its link: the server is `outbound` from now on (the dashboard shows
-     * its link down rather than nothing when it drops), and its /health is asked down it at once, so
-     * a server the console could not reach directly counts as reachable without waiting for a recheck.
+     * A server's agent just proved its link (links.ts): its /health is asked down it at once, so a
+     * server the console could not reach directly counts as reachable without waiting for a recheck.
+     * The link never changes how the server is reached: only its account does (setConnection).
      */
     async linkOpened(row: ServerRow) {
-      if (row.connect !== 'outbound') await updateServer(db, row.id, { connect: 'outbound' });
       await checkSaved(row);
+    },
+
+    /**
+     * The SHA-256 of the agent key saved for the server, which a link must prove it holds
+     * (linkProof(), docs/agent.md "Outbound link"); null when the stored key cannot be opened.
+     */
+    linkKeySha256(row: ServerRow): string | null {
+      try {
+        return hashToken(secrets.open(row.api_key_enc));
+      } catch {
+        return null;
+      }
+    },
+
+    /**
+     * Switches how the console reaches the server (`direct` at its address, `outbound` only through
+     * the link its agent opens): the account's own decision, with `control.edit` (the route audits
+     * it). A link held for a server switched to `direct` is closed. Answers the mode before and the view.
+     */
+    async setConnection(viewer: Viewer, id: number, mode: 'direct' | 'outbound') {
+      const row = await serverFor(viewer, id, 'control.edit');
+      const before = row.connect;
+      if (before !== mode) {
+        await updateServer(db, row.id, { connect: mode });
+        if (mode === 'direct') links.drop(row.id);
+        await feed.changed(viewer.id);
+      }
+      return { before, name: row.name, server: await serverView((await findServer(db, viewer.id, id))!, clock()) };
     },
 
     /** The server a daemon token (`dmn_…`) belongs to, as check-ins find it (only its hash is compared), or null. */
@@ -391,7 +420,9 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
           apiUrl,
           apiKey: changes.api_key ?? secrets.open(row.api_key_enc),
           tlsFingerprint: pin,
-          ...(apiUrl === row.api_url && changes.tls_fingerprint === undefined ? { serverId: row.id } : {}),
+          ...(apiUrl === row.api_url && changes.tls_fingerprint === undefined
+            ? { serverId: row.id, connect: row.connect }
+            : {}),
         });
       await updateServer(db, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
@@ -424,9 +455,13 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
       });
     },
 
-    /** For an agent the console cannot reach: a new daemon token to pass to `palisade-agent enroll` by hand. */
-    async reissueEnrollment(accountId: number, id: number, consoleUrl: string) {
-      const row = await requireServer(accountId, id);
+    /**
+     * For an agent the console cannot reach: a new daemon token to pass to `palisade-agent enroll` by
+     * hand. A daemon token speaks for the agent (check-ins, reported bans, its link), so it needs
+     * `control.edit`, as every other change to what the agent does.
+     */
+    async reissueEnrollment(viewer: Viewer, id: number, consoleUrl: string) {
+      const row = await serverFor(viewer, id, 'control.edit');
       const token = await newDaemonToken(row.id);
       return {
         console_url: consoleUrl,

@@ -1,11 +1,19 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   LINK_DEAD_AFTER_MS,
   LINK_HEARTBEAT_MS,
+  LINK_LATE_ANSWER_MS,
   LINK_MAX_ANSWER_BYTES,
+  LINK_MAX_BYTES_PER_SECOND,
+  LINK_MAX_HEARTBEATS_PER_MINUTE,
   LINK_MAX_IN_FLIGHT,
   LINK_MAX_REQUEST_BODY_BYTES,
+  LINK_MAX_SMALL_FRAME_BYTES,
+  LINK_PROOF_TIMEOUT_MS,
+  LINK_REFUSED_CODE,
+  type LinkChallenge,
   type LinkRequest,
+  linkProof,
   parseLinkFrame,
 } from '@palisade/protocol/link';
 import type { WebSocket } from 'ws';
@@ -21,6 +29,9 @@ export interface LinkCall {
   body?: Buffer | string;
   timeoutMs: number;
 }
+
+const safeHexEqual = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 
 /** The state of a server's link as this process sees it (docs/fleet.md, "Outbound link"). */
 export interface LinkState {
@@ -97,15 +108,30 @@ export function createLinkRegistry(clock: () => number = Date.now) {
   /** Servers that held a link in this process, and when it last came up or went down. */
   const seen = new Map<number, { up: boolean; since: number }>();
 
-  /** Holds a new link for the server (its daemon token checked by the caller); `log` says what became of links. */
-  function attach(serverId: number, serverName: string, socket: WebSocket, log: LinkLog) {
-    const older = links.get(serverId);
-    if (older) {
-      log('info', `server "${serverName}" opened a new link; the older one is closed`);
-      older.close('replaced by a newer link');
-    }
+  /**
+   * Takes a new link for the server (its daemon token checked by the caller). Nothing goes down it
+   * until its end proved it holds the server's agent key (a challenge answered with linkProof(),
+   * keyed by the SHA-256 of the key this console holds for the server): only then is it held here,
+   * replacing an older one, and `verified` is called. A link that fails the proof, does not answer
+   * within LINK_PROOF_TIMEOUT_MS or sends anything else first is closed and logged. `log` says what
+   * became of links.
+   */
+  function attach(
+    serverId: number,
+    serverName: string,
+    socket: WebSocket,
+    log: LinkLog,
+    proof: { keySha256: string | null; verified: () => void },
+  ) {
     const pending = new Map<string, Pending>();
+    /** Ids of calls that timed out, and until when their late answer is still expected. */
+    const late = new Map<string, number>();
     let lastHeard = clock();
+    let verified = false;
+    let heartbeats: number[] = [];
+    let second = { start: clock(), bytes: 0 };
+    let resume: NodeJS.Timeout | null = null;
+    const nonce = randomBytes(32).toString('base64url');
     const failAll = (message: string) => {
       for (const [id, p] of pending) {
         clearTimeout(p.timer);
@@ -113,13 +139,25 @@ export function createLinkRegistry(clock: () => number = Date.now) {
         p.reject(new OutboundError('unreachable', message));
       }
     };
+    /** Closes a link that broke the rules, saying why in the log (and to the other end, in the close frame). */
+    let refused = false;
+    const refuse = (why: string) => {
+      refused = true;
+      log('warn', `server "${serverName}": ${why}; the link is closed`);
+      socket.close(LINK_REFUSED_CODE, why.slice(0, 120));
+      socket.terminate();
+    };
+    const proofTimer = setTimeout(() => {
+      if (!verified) refuse(`no proof of the agent key within ${LINK_PROOF_TIMEOUT_MS / 1000} s`);
+    }, LINK_PROOF_TIMEOUT_MS);
+    proofTimer.unref();
     const heartbeat = setInterval(() => {
       if (clock() - lastHeard > LINK_DEAD_AFTER_MS) {
         log('warn', `server "${serverName}": nothing on its link for ${LINK_DEAD_AFTER_MS / 1000} s; closed`);
         socket.terminate();
         return;
       }
-      socket.send(JSON.stringify({ type: 'heartbeat', ts: clock() }));
+      if (verified) socket.send(JSON.stringify({ type: 'heartbeat', ts: clock() }));
     }, LINK_HEARTBEAT_MS);
     heartbeat.unref();
 
@@ -149,6 +187,7 @@ export function createLinkRegistry(clock: () => number = Date.now) {
         return new Promise<OutboundResponse>((resolve, reject) => {
           const timer = setTimeout(() => {
             pending.delete(id);
+            expectLate(id);
             reject(new OutboundError('timeout', `no answer within ${c.timeoutMs} ms`));
           }, c.timeoutMs);
           pending.set(id, { resolve, reject, timer });
@@ -165,22 +204,98 @@ export function createLinkRegistry(clock: () => number = Date.now) {
         socket.terminate();
       },
     };
-    links.set(serverId, link);
-    seen.set(serverId, { up: true, since: clock() });
-    relay?.bus.claim(serverId, relay.me);
-    log('info', `server "${serverName}" connected its outbound link`);
 
-    socket.on('message', (data, isBinary) => {
+    /** A call timed out: its answer may still come, and is dropped then (the list is bounded; the oldest go first). */
+    function expectLate(id: string) {
+      const now = clock();
+      for (const [old, until] of late) if (until < now || late.size >= LINK_MAX_IN_FLIGHT * 4) late.delete(old);
+      late.set(id, now + LINK_LATE_ANSWER_MS);
+    }
+
+    /** The link proved the key: it is held here from now on (the newest verified link wins). */
+    function hold() {
+      verified = true;
+      clearTimeout(proofTimer);
+      const older = links.get(serverId);
+      if (older) {
+        log('info', `server "${serverName}" opened a new link; the older one is closed`);
+        older.close('replaced by a newer link');
+      }
+      links.set(serverId, link);
+      seen.set(serverId, { up: true, since: clock() });
+      relay?.bus.claim(serverId, relay.me);
+      log('info', `server "${serverName}" connected its outbound link`);
+      proof.verified();
+    }
+
+    /** Bytes read this second; past LINK_MAX_BYTES_PER_SECOND the link is not read until the next second. */
+    function meter(bytes: number) {
+      const now = clock();
+      if (now - second.start >= 1000) second = { start: now, bytes: 0 };
+      second.bytes += bytes;
+      if (second.bytes <= LINK_MAX_BYTES_PER_SECOND || resume) return;
+      socket.pause();
+      resume = setTimeout(
+        () => {
+          resume = null;
+          second = { start: clock(), bytes: 0 };
+          socket.resume();
+        },
+        Math.max(1, 1000 - (now - second.start)),
+      );
+      resume.unref();
+    }
+
+    socket.on('message', (raw, isBinary) => {
+      if (refused) return;
+      const data = raw as Buffer;
       lastHeard = clock();
-      const frame = isBinary ? null : parseLinkFrame(data.toString());
-      if (!frame) {
-        log('warn', `server "${serverName}" sent something that is not a link frame; the link is closed`);
-        socket.terminate();
+      meter(data.length);
+      // Only an answer to a call waiting here may be large: anything else that size is refused unread.
+      if (isBinary || (data.length > LINK_MAX_SMALL_FRAME_BYTES && (!verified || pending.size === 0))) {
+        refuse(`sent a ${isBinary ? 'binary' : `${data.length} byte`} frame nobody asked for`);
         return;
       }
-      if (frame.type === 'heartbeat' || frame.type === 'request') return; // requests go the other way only
+      const frame = parseLinkFrame(data.toString());
+      if (!frame) {
+        refuse('sent something that is not a link frame');
+        return;
+      }
+      if (!verified) {
+        if (frame.type !== 'proof') {
+          refuse(`sent a ${frame.type} frame before proving it holds the agent key`);
+          return;
+        }
+        if (!proof.keySha256 || !safeHexEqual(frame.proof, linkProof(proof.keySha256, nonce))) {
+          refuse('failed the proof of the agent key (the agent key saved on the console is not this agent’s)');
+          return;
+        }
+        hold();
+        return;
+      }
+      if (frame.type === 'heartbeat') {
+        if (data.length > LINK_MAX_SMALL_FRAME_BYTES) {
+          refuse('sent an oversized heartbeat');
+          return;
+        }
+        const now = clock();
+        heartbeats = heartbeats.filter((at) => now - at < 60_000);
+        heartbeats.push(now);
+        if (heartbeats.length > LINK_MAX_HEARTBEATS_PER_MINUTE)
+          refuse(`sent more than ${LINK_MAX_HEARTBEATS_PER_MINUTE} heartbeats in a minute`);
+        return;
+      }
+      if (frame.type !== 'response' && frame.type !== 'too_large') {
+        refuse(`sent a ${frame.type} frame, which only goes the other way`);
+        return;
+      }
       const waiting = pending.get(frame.id);
-      if (!waiting) return; // answered after its timeout
+      if (!waiting) {
+        const expected = late.get(frame.id);
+        late.delete(frame.id);
+        if (expected === undefined || expected < clock()) refuse('answered a call nobody made');
+        return; // a late answer to a call that timed out
+      }
       pending.delete(frame.id);
       clearTimeout(waiting.timer);
       if (frame.type === 'too_large') {
@@ -196,6 +311,8 @@ export function createLinkRegistry(clock: () => number = Date.now) {
     });
     socket.on('close', () => {
       clearInterval(heartbeat);
+      clearTimeout(proofTimer);
+      if (resume) clearTimeout(resume);
       failAll('the link closed');
       if (links.get(serverId) === link) {
         links.delete(serverId);
@@ -205,6 +322,8 @@ export function createLinkRegistry(clock: () => number = Date.now) {
       }
     });
     socket.on('error', () => socket.terminate());
+    const challenge: LinkChallenge = { type: 'challenge', nonce };
+    socket.send(JSON.stringify(challenge));
   }
 
   /** The link as this process saw it: `direct` when no link of the server ever ended here. */

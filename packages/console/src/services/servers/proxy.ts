@@ -64,7 +64,13 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
         `the stored key for ${agentOf(row)} cannot be read (was the console's secret key changed?); save the agent key again under Agent key`,
       );
     }
-    return { apiUrl: row.api_url, apiKey, tlsFingerprint: row.tls_fingerprint, serverId: row.id };
+    return {
+      apiUrl: row.api_url,
+      apiKey,
+      tlsFingerprint: row.tls_fingerprint,
+      serverId: row.id,
+      connect: row.connect,
+    };
   };
 
   /**
