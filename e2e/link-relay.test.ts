@@ -68,6 +68,8 @@ function relaySuite(bus: 'Redis' | 'PostgreSQL') {
       });
       assert.equal(added.status, 201, JSON.stringify(added.body));
       serverId = added.body.data.server.id;
+      const switched = await call(a, 'PUT', `/api/servers/${serverId}/connection`, { mode: 'outbound' });
+      assert.equal(switched.status, 200, JSON.stringify(switched.body));
       await eventually('the link up on the first process', async () => {
         const c = (await call(a, 'GET', `/api/servers/${serverId}`)).body.data.server.connection;
         return c.link === 'up' ? true : undefined;

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { hashToken } from '@palisade/protocol';
+import { linkProof } from '@palisade/protocol/link';
 import { WebSocket } from 'ws';
 import {
   type AgentProcess,
@@ -59,6 +61,10 @@ describe('the outbound link', () => {
     });
     assert.equal(added.status, 201, JSON.stringify(added.body));
     serverId = added.body.data.server.id;
+    // The agent's own link does not switch a server added by its address: the account does (audited).
+    assert.equal(added.body.data.server.connection.mode, 'direct');
+    const switched = await call('PUT', `/api/servers/${serverId}/connection`, { mode: 'outbound' });
+    assert.equal(switched.status, 200, JSON.stringify(switched.body));
   });
 
   after(async () => {
@@ -131,14 +137,18 @@ describe('the outbound link', () => {
     assert.equal((await connection()).link, 'up');
   });
 
-  test('a newer link replaces the older: calls go down the newer, and the older is closed', async () => {
-    // A second link with the server's daemon token, answering as an agent would.
+  test('a newer link replaces the older once it proved the agent key: calls go down the newer, and the older is closed', async () => {
+    // A second link with the server's daemon token, proving the key and answering as an agent would.
     const second = new WebSocket(`ws://127.0.0.1:${port()}/api/agent/link`, {
       headers: { authorization: `Bearer ${daemonToken()}` },
     });
     const asked: string[] = [];
     second.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as { type: string; id: string; path: string };
+      const frame = JSON.parse(data.toString()) as { type: string; id: string; path: string; nonce: string };
+      if (frame.type === 'challenge') {
+        second.send(JSON.stringify({ type: 'proof', proof: linkProof(hashToken(agent.key), frame.nonce) }));
+        return;
+      }
       if (frame.type !== 'request') return;
       asked.push(frame.path);
       const body = Buffer.from(JSON.stringify({ status: 'ok', version: '9.9.9', uptime_s: 1 })).toString('base64');

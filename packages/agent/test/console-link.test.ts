@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -80,6 +81,27 @@ describe('the agent keeps an outbound link and serves it through its own API', (
     assert.deepEqual(seenAuth, [`Bearer ${token}`]);
     const info = await runCli(['info', '--state-dir', agent.stateDir, '--config', agent.configFile]);
     assert.match(info.stdout, /^console link: up since \S+ \(console.connect = outbound\)$/m);
+  });
+
+  test('a challenge is answered with the proof of the key (HMAC keyed by its SHA-256), never the key', async () => {
+    const ws = link!;
+    const nonce = randomBytes(32).toString('base64url');
+    const proof = await new Promise<{ type: string; proof: string }>((resolve) => {
+      const onMessage = (data: Buffer) => {
+        const got = JSON.parse(data.toString()) as { type: string; proof: string };
+        if (got.type !== 'proof') return;
+        ws.off('message', onMessage);
+        resolve(got);
+      };
+      ws.on('message', onMessage);
+      ws.once('close', () => resolve({ type: 'closed', proof: '' }));
+      ws.send(JSON.stringify({ type: 'challenge', nonce }));
+    });
+    const expected = createHmac('sha256', createHash('sha256').update(agent.key).digest())
+      .update(`palisade-link-proof-v1:${nonce}`)
+      .digest('hex');
+    assert.equal(proof.proof, expected);
+    assert.ok(!JSON.stringify(proof).includes('agk_'));
   });
 
   test('the whitelist applies to the console’s address on the link', async () => {
