@@ -58,11 +58,8 @@ describe('the connection on the server page', { skip: skip ?? false }, () => {
     });
     assert.equal(added.status, 201);
     serverId = (await added.json()).data.server.id;
-    await eventually('the link up', async () => {
-      const res = await fetch(`${consoleProcess.url}/api/servers/${serverId}`, { headers });
-      const server = (await res.json()).data.server;
-      return server.connection.link === 'up' && server.last_seen ? true : undefined;
-    });
+    // Added with its address, the server is direct: the agent's link is refused (409) until the
+    // account switches it on the server page (docs/security.md, "Links and agent keys").
     browser = await launchBrowser();
   });
 
@@ -73,15 +70,28 @@ describe('the connection on the server page', { skip: skip ?? false }, () => {
     data.remove();
   });
 
-  test('outbound link up, then down once the agent stops', async () => {
+  test('switched to outbound on the server page: the link comes up, then down once the agent stops', async () => {
     const session = await newSession(browser, consoleProcess.url);
     const { page } = session;
     try {
       await signInThroughPage(page, USER);
-      await page.goto(`/dashboard/servers/${serverId}`);
+      await page.goto(`/dashboard/servers/${serverId}/settings`);
       await page.getByRole('heading', { name: 'behind-nat' }).waitFor();
       const connection = page.getByTestId('connection');
-      await connection.getByText(/^outbound link up/).waitFor();
+      await connection.getByText(/^direct connection/).waitFor();
+      const mode = page.getByLabel('How the console reaches this server');
+      assert.equal(await mode.inputValue(), 'direct');
+      await mode.selectOption('outbound');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByText('Saved: the console now reaches the server through its link.').waitFor();
+      await screenshot(page, 'server-connection');
+
+      // The agent retries its refused link within one check-in interval (5 s here).
+      await eventually('the link up on the server page', async () => {
+        await page.goto(`/dashboard/servers/${serverId}`);
+        await page.getByRole('heading', { name: 'behind-nat' }).waitFor();
+        return /^outbound link up/.test((await connection.textContent()) ?? '') ? true : undefined;
+      });
       await screenshot(page, 'server-link');
 
       await new Promise((resolve) => {

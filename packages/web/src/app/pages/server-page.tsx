@@ -5,6 +5,7 @@ import { AttacksPanel } from '../../features/protection/components/attacks-panel
 import { useServer } from '../../features/servers/api/get-server';
 import { AgentKeyPanel } from '../../features/servers/components/agent-key-panel';
 import { BenchmarksPanel } from '../../features/servers/components/benchmarks-panel';
+import { ConnectionPanel } from '../../features/servers/components/connection-panel';
 import { FactsPanel } from '../../features/servers/components/facts-panel';
 import { HistoryCharts } from '../../features/servers/components/history-charts';
 import { LiveMetrics } from '../../features/servers/components/live-metrics';
@@ -20,7 +21,7 @@ export const SERVER_TABS = [
   { id: 'protection', title: 'Protection' },
   { id: 'attacks', title: 'Attacks' },
   { id: 'benchmarks', title: 'Benchmarks' },
-  { id: 'settings', title: 'Key and removal' },
+  { id: 'settings', title: 'Connection, key and removal' },
 ] as const;
 
 export type ServerTab = (typeof SERVER_TABS)[number]['id'];
@@ -91,6 +92,7 @@ export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me
       {tab === 'benchmarks' ? <BenchmarksPanel serverId={id} /> : null}
       {tab === 'settings' ? (
         <div className="stack">
+          {canEdit ? <ConnectionPanel serverId={id} connection={server.connection} /> : null}
           <AgentKeyPanel serverId={id} />
           <RemoveServer
             serverId={id}
