@@ -1,8 +1,8 @@
 #!/bin/sh
 # Palisade agent, one-line install and upgrade (docs/agent.md, "One-line install"), served by the
-# console at /install/agent.sh with its own address filled in:
+# console at /install/agent.sh with its own address filled in (CONSOLE below):
 #
-#   curl -fsSL @CONSOLE_URL@/install/agent.sh | sudo sh -s -- --token enr_…
+#   curl -fsSL <console>/install/agent.sh | sudo sh -s -- --token enr_…
 #
 # Checks (each refuses and changes nothing): root, Linux, x86_64. Downloads the .deb (or, without
 # dpkg, the single executable) and SHA256SUMS from the console, verifies the sum before installing
@@ -24,8 +24,9 @@
 # PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u).
 set -eu
 
-CONSOLE='@CONSOLE_URL@'
-VERSION='@VERSION@'
+# Filled in by the console as single-quoted sh words (packages/console/src/routes/install/index.ts).
+CONSOLE=@CONSOLE_URL@
+VERSION=@VERSION@
 TOKEN=''
 NAME=''
 URL=''
