@@ -8,7 +8,7 @@
 // dropped by nftables, the line's default registers it outbound and it goes online through its link.
 // Needs Linux x64, root, dpkg, ip, nft, setpriv and curl; in CI a missing one fails.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -466,19 +466,31 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     assert.equal(listed.uses, 0);
   });
 
-  test('behind a firewall the line registers the agent outbound, and it goes online through its link', async () => {
+  test('behind a firewall the line registers the agent outbound, and it goes online through its link', async (t) => {
     // A fresh server again (purged: key, enrolment and config gone) whose agent port nothing reaches.
     stopBackgroundAgent();
     await eventually('the old agent stopped', async () =>
       spawnSync('kill', ['-0', String(agentPid)], { stdio: 'ignore' }).status === 0 ? undefined : true,
     );
     purge();
+    // agent.pid is the agent's user's to write: naming another process there must not get it killed by root.
+    const bystander = spawn('sleep', ['600'], { stdio: 'ignore' });
+    sh('mkdir', ['-p', '/var/lib/palisade-agent']);
+    writeFileSync('/var/lib/palisade-agent/agent.pid', `${bystander.pid}\n`);
+    chmodSync('/var/lib/palisade-agent/agent.pid', 0o666); // the new agent, as its user, writes its own pid there
+    t.after(() => bystander.kill());
     execFileSync('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], {
       input:
         'table inet palisade_install_test {\n  chain input { type filter hook input priority -10; policy accept; tcp dport 9740 drop; }\n}\n',
     });
     const created = await newToken(productId);
     const res = runLine(consoleProc.url, `--token ${created.token}`, {}, true);
+    // (spawnSync held the event loop: a killed child is still a zombie, not yet an exit event)
+    assert.match(
+      readFileSync(`/proc/${bystander.pid}/status`, 'utf8'),
+      /^State:\s+S/m,
+      'root killed only a palisade-agent',
+    );
     assert.equal(res.code, 0, res.out);
     assert.match(res.out, /the console cannot reach this agent: it keeps an outbound link to the console instead/);
     const serverId = Number(/\(server (\d+)\)/.exec(res.out)?.[1]);
