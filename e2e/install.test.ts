@@ -14,7 +14,9 @@ import {
   copyFileSync,
   existsSync,
   lstatSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -71,6 +73,18 @@ const logGid = () => {
   const adm = spawnSync('getent', ['group', 'adm'], { encoding: 'utf8' });
   return adm.status === 0 ? Number(adm.stdout.split(':')[2]) : 0;
 };
+/** Pids of running processes whose executable is the packaged agent (zombies have none). */
+const agentProcesses = () =>
+  readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/exe`).startsWith('/usr/bin/palisade-agent');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
 
 /** Runs the install line as an operator pastes it: here on the host, or inside the namespace. */
@@ -292,6 +306,25 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
       assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
       assert.ok(lstatSync(LOG).isSymbolicLink(), 'the link is left for the operator to look at');
     } finally {
+      rmSync(LOG, { force: true });
+    }
+  });
+
+  test('a refused registration on a fresh server leaves no agent running and no key', async () => {
+    const revoked = await newToken(productId);
+    assert.equal((await call('DELETE', `/api/enrolment-tokens/${revoked.id}`)).status, 200);
+    try {
+      const res = runLine(consoleProc.url, `--token ${revoked.token}`, {}, true);
+      assert.deepEqual(agentProcesses(), [], `no agent left running:\n${res.out}`);
+      assert.ok(!existsSync('/var/lib/palisade-agent/agent-key.json'), 'the first-start key is removed');
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /HTTP 401/);
+      assert.match(res.stderr, /the agent was stopped again and its key removed: nothing listens on its port/);
+      assert.equal((statSync(LOG).mode & 0o7777).toString(8), '640');
+    } finally {
+      for (const pid of agentProcesses()) spawnSync('kill', [String(pid)]);
+      await eventually('no agent left', async () => (agentProcesses().length === 0 ? true : undefined));
+      purge();
       rmSync(LOG, { force: true });
     }
   });

@@ -83,6 +83,11 @@ if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then SYST
 if [ "$SYSTEMD" = 0 ] && not_plain_file "$LOG"; then
   die "$LOG is not a regular file with one name (a symbolic link, a hard link or another file): the agent's output is never written through it. Look at it, remove it and run the line again. Nothing was changed."
 fi
+# A fresh install (no agent here, none registered) is undone again if its registration is refused.
+FRESH=0
+if [ ! -e /usr/bin/palisade-agent ] && [ ! -e /usr/local/bin/palisade-agent ] && [ ! -f "$STATE/enrolment.json" ]; then
+  FRESH=1
+fi
 if [ -z "$TOKEN" ] && [ ! -f "$STATE/enrolment.json" ]; then
   die "--token is required: create one in the console (Add server, Install with one command). Nothing was changed."
 fi
@@ -187,6 +192,7 @@ else
   else
     nohup "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
   fi
+  AGENT_PID=$!
   say "systemd is not running: started in the background (log $LOG)"
 fi
 
@@ -194,7 +200,24 @@ if [ -n "$TOKEN" ]; then
   set -- register --console "$CONSOLE" --token "$TOKEN" --connect "$CONNECT" --config "$CONF" --state-dir "$STATE"
   [ -z "$NAME" ] || set -- "$@" --name "$NAME"
   [ -z "$URL" ] || set -- "$@" --url "$URL"
-  "$BIN" "$@" || die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+  if ! "$BIN" "$@"; then
+    if [ "$FRESH" = 1 ] && [ ! -f "$STATE/enrolment.json" ]; then
+      # Nothing that was refused keeps running: no agent on its port, no key that works.
+      if [ "$SYSTEMD" = 1 ]; then
+        systemctl stop palisade-agent.service >/dev/null 2>&1 || true
+        systemctl disable palisade-agent.service >/dev/null 2>&1 || true
+      else
+        kill "$AGENT_PID" 2>/dev/null || true
+        (sleep 10 && kill -9 "$AGENT_PID" 2>/dev/null) &
+        watchdog=$!
+        wait "$AGENT_PID" 2>/dev/null || true
+        kill "$watchdog" 2>/dev/null || true
+      fi
+      rm -f "$STATE/agent-key.json"
+      die "registering failed (above), so the agent was stopped again and its key removed: nothing listens on its port. The package stays installed; run the line again with a new token once the cause is fixed"
+    fi
+    die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+  fi
 else
   say "upgraded; the agent keeps its registration ($("$BIN" --version))"
 fi
