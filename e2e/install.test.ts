@@ -8,8 +8,20 @@
 // dropped by nftables, the line's default registers it outbound and it goes online through its link.
 // Needs Linux x64, root, dpkg, ip, nft, setpriv and curl; in CI a missing one fails.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +67,24 @@ if (why && process.env.CI) {
 
 const sh = (cmd: string, args: string[]) =>
   execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const LOG = '/var/log/palisade-agent.log';
+/** The gid the log belongs to: adm where the group exists, else root. */
+const logGid = () => {
+  const adm = spawnSync('getent', ['group', 'adm'], { encoding: 'utf8' });
+  return adm.status === 0 ? Number(adm.stdout.split(':')[2]) : 0;
+};
+/** Pids of running processes whose executable is the packaged agent (zombies have none). */
+const agentProcesses = () =>
+  readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/exe`).startsWith('/usr/bin/palisade-agent');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
 
 /** Runs the install line as an operator pastes it: here on the host, or inside the namespace. */
@@ -175,7 +205,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     removeNamespace();
     purge();
     releaseLock();
-    rmSync('/var/log/palisade-agent.log', { force: true });
+    rmSync(LOG, { force: true });
     await consoleProc?.kill();
     dir.remove();
     badDir.remove();
@@ -258,6 +288,47 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     }
   });
 
+  test('a link planted at the log is refused before anything is installed, and its target is untouched', async () => {
+    // A stand-in for a file only root may change (/etc/shadow), and the link someone planted at the log.
+    const victim = join(badDir.path, 'victim');
+    writeFileSync(victim, 'root:secret\n', { mode: 0o600 });
+    chmodSync(victim, 0o600);
+    rmSync(LOG, { force: true });
+    symlinkSync(victim, LOG);
+    try {
+      const { token } = await newToken(productId);
+      const res = runLine(consoleProc.url, `--token ${token}`, {}, true);
+      const after = statSync(victim);
+      assert.equal(readFileSync(victim, 'utf8'), 'root:secret\n', `nothing written through the link:\n${res.out}`);
+      assert.deepEqual([after.uid, (after.mode & 0o7777).toString(8)], [0, '600']);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /palisade-agent\.log is not a regular file with one name .*Nothing was changed/);
+      assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+      assert.ok(lstatSync(LOG).isSymbolicLink(), 'the link is left for the operator to look at');
+    } finally {
+      rmSync(LOG, { force: true });
+    }
+  });
+
+  test('a refused registration on a fresh server leaves no agent running and no key', async () => {
+    const revoked = await newToken(productId);
+    assert.equal((await call('DELETE', `/api/enrolment-tokens/${revoked.id}`)).status, 200);
+    try {
+      const res = runLine(consoleProc.url, `--token ${revoked.token}`, {}, true);
+      assert.deepEqual(agentProcesses(), [], `no agent left running:\n${res.out}`);
+      assert.ok(!existsSync('/var/lib/palisade-agent/agent-key.json'), 'the first-start key is removed');
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /HTTP 401/);
+      assert.match(res.stderr, /the agent was stopped again and its key removed: nothing listens on its port/);
+      assert.equal((statSync(LOG).mode & 0o7777).toString(8), '640');
+    } finally {
+      for (const pid of agentProcesses()) spawnSync('kill', [String(pid)]);
+      await eventually('no agent left', async () => (agentProcesses().length === 0 ? true : undefined));
+      purge();
+      rmSync(LOG, { force: true });
+    }
+  });
+
   test('pasting the line on a fresh server installs, registers, and the server is online with metrics', async (t) => {
     const created = await newToken(productId);
     assert.equal(
@@ -305,6 +376,10 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     agentPid = Number(readFileSync('/var/lib/palisade-agent/agent.pid', 'utf8').trim());
     const status = readFileSync(`/proc/${agentPid}/status`, 'utf8');
     assert.match(status, /^CapEff:\s+0000000000001000$/m);
+    // Its output goes to a log only root and the adm group read.
+    const log = lstatSync(LOG);
+    assert.ok(log.isFile(), 'a regular file');
+    assert.deepEqual([(log.mode & 0o7777).toString(8), log.uid, log.gid], ['640', 0, logGid()]);
     const tokens = await call('GET', '/api/enrolment-tokens');
     const listed = tokens.body.data.tokens.find((x: { id: number }) => x.id === created.id);
     assert.deepEqual([listed.uses, listed.max_uses, listed.state], [1, 1, 'used_up']);
@@ -313,9 +388,11 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
   test('re-running the line upgrades in place: same key, same registration, same server', async () => {
     const keyBefore = readFileSync('/var/lib/palisade-agent/agent-key.json', 'utf8');
     const enrolmentBefore = readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8');
+    chmodSync(LOG, 0o644); // as the line left it before it made the log 0640
     const res = runLine(consoleProc.url, '', {}, true);
     assert.equal(res.code, 0, res.out);
     assert.match(res.out, /upgraded; the agent keeps its registration/);
+    assert.equal((statSync(LOG).mode & 0o7777).toString(8), '640', 'an older, wider log is narrowed');
     assert.equal(readFileSync('/var/lib/palisade-agent/agent-key.json', 'utf8'), keyBefore);
     assert.equal(readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8'), enrolmentBefore);
     const list = await call('GET', '/api/v1/servers', undefined, { authorization: `Bearer ${bearer}` });
@@ -422,19 +499,31 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     assert.equal(listed.uses, 0);
   });
 
-  test('behind a firewall the line registers the agent outbound, and it goes online through its link', async () => {
+  test('behind a firewall the line registers the agent outbound, and it goes online through its link', async (t) => {
     // A fresh server again (purged: key, enrolment and config gone) whose agent port nothing reaches.
     stopBackgroundAgent();
     await eventually('the old agent stopped', async () =>
       spawnSync('kill', ['-0', String(agentPid)], { stdio: 'ignore' }).status === 0 ? undefined : true,
     );
     purge();
+    // agent.pid is the agent's user's to write: naming another process there must not get it killed by root.
+    const bystander = spawn('sleep', ['600'], { stdio: 'ignore' });
+    sh('mkdir', ['-p', '/var/lib/palisade-agent']);
+    writeFileSync('/var/lib/palisade-agent/agent.pid', `${bystander.pid}\n`);
+    chmodSync('/var/lib/palisade-agent/agent.pid', 0o666); // the new agent, as its user, writes its own pid there
+    t.after(() => bystander.kill());
     execFileSync('ip', ['netns', 'exec', NS, 'nft', '-f', '-'], {
       input:
         'table inet palisade_install_test {\n  chain input { type filter hook input priority -10; policy accept; tcp dport 9740 drop; }\n}\n',
     });
     const created = await newToken(productId);
     const res = runLine(consoleProc.url, `--token ${created.token}`, {}, true);
+    // (spawnSync held the event loop: a killed child is still a zombie, not yet an exit event)
+    assert.match(
+      readFileSync(`/proc/${bystander.pid}/status`, 'utf8'),
+      /^State:\s+S/m,
+      'root killed only a palisade-agent',
+    );
     assert.equal(res.code, 0, res.out);
     assert.match(res.out, /the console cannot reach this agent: it keeps an outbound link to the console instead/);
     const serverId = Number(/\(server (\d+)\)/.exec(res.out)?.[1]);

@@ -5,7 +5,7 @@
 // `npm install -g`. Needs Linux x64, root, dpkg, ip, setpriv and nft; in CI a missing one fails.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -346,6 +346,58 @@ describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` 
     assert.ok(!existsSync('/etc/palisade-agent'), 'purge removes the config');
     assert.ok(!existsSync('/var/lib/palisade-agent'), 'purge removes the state');
     assert.notEqual(spawnSync('getent', ['passwd', USER]).status, 0, 'purge removes the user');
+  });
+
+  test("re-installing the .deb never follows a link the agent's user planted at agent.conf", async () => {
+    const first = spawnSync('dpkg', ['--install', DEB], { encoding: 'utf8' });
+    assert.equal(first.status, 0, first.stdout + first.stderr);
+    const uid = Number(sh('id', ['-u', USER]).trim());
+    // A stand-in for /etc/shadow: root's, 0640, in a directory everyone may enter.
+    const dir = tempDir('palisade-victim-');
+    dirs.push(dir);
+    chmodSync(dir.path, 0o755);
+    const victim = join(dir.path, 'shadow');
+    writeFileSync(victim, 'root:$6$secret:19000:0:99999:7:::\n');
+    chmodSync(victim, 0o640);
+    // The agent's user owns /etc/palisade-agent (POST /config rewrites agent.conf there): it swaps in a link.
+    const planted = spawnSync(
+      'setpriv',
+      [`--reuid=${USER}`, `--regid=${USER}`, '--init-groups', 'ln', '-sfn', victim, '/etc/palisade-agent/agent.conf'],
+      { encoding: 'utf8' },
+    );
+    assert.equal(planted.status, 0, planted.stderr);
+    assert.ok(lstatSync('/etc/palisade-agent/agent.conf').isSymbolicLink());
+
+    // Re-running the install line re-installs the package: preinst, unpack, postinst configure.
+    const again = spawnSync('dpkg', ['--install', DEB], { encoding: 'utf8' });
+    const after = statSync(victim);
+    assert.deepEqual(
+      [after.uid, after.gid, (after.mode & 0o7777).toString(8)],
+      [0, 0, '640'],
+      `the victim keeps owner root and its mode:\n${again.stdout}${again.stderr}`,
+    );
+    assert.equal(readFileSync(victim, 'utf8'), 'root:$6$secret:19000:0:99999:7:::\n');
+    assert.notEqual(again.status, 0, 'dpkg reports the refusal');
+    assert.match(again.stderr, /agent\.conf is not a regular file with one name/);
+    // Root keeps the directory until someone looks: the agent's user can change nothing in it now.
+    assert.equal(statSync('/etc/palisade-agent').uid, 0);
+    assert.ok(lstatSync('/etc/palisade-agent/agent.conf').isSymbolicLink(), 'left as it was found');
+
+    // Removed, the next install goes through and the agent's user gets a config and its directory back.
+    sh('rm', ['/etc/palisade-agent/agent.conf']);
+    const fixed = spawnSync('dpkg', ['--install', DEB], { encoding: 'utf8' });
+    assert.equal(fixed.status, 0, fixed.stdout + fixed.stderr);
+    for (const [path, mode] of [
+      ['/etc/palisade-agent', 0o700],
+      ['/etc/palisade-agent/agent.conf', 0o600],
+      ['/var/lib/palisade-agent', 0o700],
+    ] as const) {
+      const s = lstatSync(path);
+      assert.deepEqual([s.uid, (s.mode & 0o7777).toString(8)], [uid, mode.toString(8)], path);
+    }
+    assert.equal(statSync(victim).uid, 0);
+    const purged = spawnSync('dpkg', ['--purge', 'palisade-agent'], { encoding: 'utf8' });
+    assert.equal(purged.status, 0, purged.stdout + purged.stderr);
   });
 
   test('the console and CLI tarballs install with npm install -g; their bins work, the console serves the dashboard', async () => {

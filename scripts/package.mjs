@@ -184,7 +184,7 @@ mkdirSync(join(deb, 'var/lib/palisade-agent'), { recursive: true });
 chmodSync(join(deb, 'var/lib/palisade-agent'), 0o700);
 debFile('usr/share/doc/palisade-agent/copyright', readFileSync(join(packaging, 'copyright')));
 debFile('usr/share/doc/palisade-agent/agent.md', readFileSync(join(root, 'docs/agent.md')));
-for (const script of ['postinst', 'prerm', 'postrm'])
+for (const script of ['preinst', 'postinst', 'prerm', 'postrm'])
   debFile(`DEBIAN/${script}`, readFileSync(join(packaging, script)), 0o755);
 debFile('DEBIAN/conffiles', '/etc/palisade-agent/agent.conf\n');
 const installedKb = Math.ceil(

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Palisade agent, one-line install and upgrade (docs/agent.md, "One-line install"), served by the
-# console at /install/agent.sh with its own address filled in:
+# console at /install/agent.sh with its own address filled in (CONSOLE below):
 #
-#   curl -fsSL @CONSOLE_URL@/install/agent.sh | sudo sh -s -- --token enr_…
+#   curl -fsSL <console>/install/agent.sh | sudo sh -s -- --token enr_…
 #
 # Checks (each refuses and changes nothing): root, Linux, x86_64. Downloads the .deb (or, without
 # dpkg, the single executable) and SHA256SUMS from the console, verifies the sum before installing
@@ -24,8 +24,9 @@
 # PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u).
 set -eu
 
-CONSOLE='@CONSOLE_URL@'
-VERSION='@VERSION@'
+# Filled in by the console as single-quoted sh words (packages/console/src/routes/install/index.ts).
+CONSOLE=@CONSOLE_URL@
+VERSION=@VERSION@
 TOKEN=''
 NAME=''
 URL=''
@@ -70,6 +71,23 @@ done
 
 CONF=/etc/palisade-agent/agent.conf
 STATE=/var/lib/palisade-agent
+LOG=/var/log/palisade-agent.log
+
+# Root never writes through a link (docs/security.md, "Install script and package"): a file root
+# writes or changes must be a regular file with one name, or not exist yet.
+not_plain_file() {
+  [ -L "$1" ] || { [ -e "$1" ] && { [ ! -f "$1" ] || [ "$(stat -c %h -- "$1")" != 1 ]; }; }
+}
+SYSTEMD=0
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then SYSTEMD=1; fi
+if [ "$SYSTEMD" = 0 ] && not_plain_file "$LOG"; then
+  die "$LOG is not a regular file with one name (a symbolic link, a hard link or another file): the agent's output is never written through it. Look at it, remove it and run the line again. Nothing was changed."
+fi
+# A fresh install (no agent here, none registered) is undone again if its registration is refused.
+FRESH=0
+if [ ! -e /usr/bin/palisade-agent ] && [ ! -e /usr/local/bin/palisade-agent ] && [ ! -f "$STATE/enrolment.json" ]; then
+  FRESH=1
+fi
 if [ -z "$TOKEN" ] && [ ! -f "$STATE/enrolment.json" ]; then
   die "--token is required: create one in the console (Add server, Install with one command). Nothing was changed."
 fi
@@ -96,13 +114,18 @@ actual=$(sha256sum "$TMP/$ARTIFACT" | awk '{ print $1 }')
 [ "$actual" = "$expected" ] || die "checksum mismatch for $ARTIFACT: SHA256SUMS says $expected, the download is $actual. Nothing was changed."
 say "SHA-256 verified ($actual)"
 
-SYSTEMD=0
-if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then SYSTEMD=1; fi
-
-# Without systemd the agent runs in the background; an upgrade stops the old one first.
+# Without systemd the agent runs in the background; an upgrade stops the old one first. The pid
+# file is the agent's user's to write: root signals that pid only when it is a palisade-agent.
 stop_background() {
   if [ -f "$STATE/agent.pid" ]; then
     pid=$(cat "$STATE/agent.pid" 2>/dev/null || true)
+    case "$pid" in '' | *[!0-9]*) pid='' ;; esac
+    exe=''
+    [ -z "$pid" ] || exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+    case "$exe" in
+      /usr/bin/palisade-agent | /usr/local/bin/palisade-agent | "/usr/bin/palisade-agent (deleted)" | "/usr/local/bin/palisade-agent (deleted)") ;;
+      *) pid='' ;;
+    esac
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       i=0
@@ -122,9 +145,14 @@ else
   [ "$SYSTEMD" = 1 ] || stop_background
   say "installing the single executable as $BIN"
   install -m 0755 "$TMP/$ARTIFACT" "$BIN.new" && mv -f "$BIN.new" "$BIN"
+  for dir in /etc/palisade-agent "$STATE"; do
+    [ ! -L "$dir" ] || die "$dir is a symbolic link; remove it and run the line again"
+  done
   mkdir -p /etc/palisade-agent "$STATE"
   chmod 0700 /etc/palisade-agent "$STATE"
-  [ -f "$CONF" ] || { : >"$CONF" && chmod 0600 "$CONF"; }
+  ! not_plain_file "$CONF" || die "$CONF is not a regular file with one name (a symbolic link, a hard link or another file); remove it and run the line again"
+  [ -e "$CONF" ] || (umask 077 && set -C && : >"$CONF") || die "could not create $CONF"
+  chmod 0600 "$CONF"
   if [ "$SYSTEMD" = 1 ] && [ ! -f /etc/systemd/system/palisade-agent.service ]; then
     cat >/etc/systemd/system/palisade-agent.service <<UNIT
 [Unit]
@@ -148,7 +176,14 @@ if [ "$SYSTEMD" = 1 ]; then
   systemctl restart palisade-agent.service
   say "started with systemd (journalctl -u palisade-agent)"
 else
-  LOG=/var/log/palisade-agent.log
+  # The log: root's, 0640, group adm (root where there is none), made new or checked, never
+  # followed through a link; with systemd the journal holds the output instead.
+  ! not_plain_file "$LOG" || die "$LOG is not a regular file with one name (a symbolic link, a hard link or another file); remove it and run the line again"
+  [ -e "$LOG" ] || (umask 077 && set -C && : >"$LOG") || die "could not create $LOG"
+  log_group=root
+  if getent group adm >/dev/null 2>&1; then log_group=adm; fi
+  chown -h "root:$log_group" "$LOG"
+  chmod 0640 "$LOG"
   # As the unit runs it where the package made its user: that user, CAP_NET_ADMIN only.
   if getent passwd palisade-agent >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
     nohup setpriv --reuid=palisade-agent --regid=palisade-agent --init-groups \
@@ -157,6 +192,7 @@ else
   else
     nohup "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
   fi
+  AGENT_PID=$!
   say "systemd is not running: started in the background (log $LOG)"
 fi
 
@@ -164,7 +200,24 @@ if [ -n "$TOKEN" ]; then
   set -- register --console "$CONSOLE" --token "$TOKEN" --connect "$CONNECT" --config "$CONF" --state-dir "$STATE"
   [ -z "$NAME" ] || set -- "$@" --name "$NAME"
   [ -z "$URL" ] || set -- "$@" --url "$URL"
-  "$BIN" "$@" || die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+  if ! "$BIN" "$@"; then
+    if [ "$FRESH" = 1 ] && [ ! -f "$STATE/enrolment.json" ]; then
+      # Nothing that was refused keeps running: no agent on its port, no key that works.
+      if [ "$SYSTEMD" = 1 ]; then
+        systemctl stop palisade-agent.service >/dev/null 2>&1 || true
+        systemctl disable palisade-agent.service >/dev/null 2>&1 || true
+      else
+        kill "$AGENT_PID" 2>/dev/null || true
+        (sleep 10 && kill -9 "$AGENT_PID" 2>/dev/null) &
+        watchdog=$!
+        wait "$AGENT_PID" 2>/dev/null || true
+        kill "$watchdog" 2>/dev/null || true
+      fi
+      rm -f "$STATE/agent-key.json"
+      die "registering failed (above), so the agent was stopped again and its key removed: nothing listens on its port. The package stays installed; run the line again with a new token once the cause is fixed"
+    fi
+    die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+  fi
 else
   say "upgraded; the agent keeps its registration ($("$BIN" --version))"
 fi

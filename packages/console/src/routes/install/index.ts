@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONSOLE_VERSION } from '../../config.js';
-import { consoleUrl } from '../console-url.js';
+import { consoleUrl, shQuote } from '../console-url.js';
 
 // This file runs compiled, from <console package>/dist/src/routes/install/, in a checkout and in the npm tarball.
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -43,10 +43,15 @@ export default async function installRoutes(app: FastifyInstance) {
 
   app.get('/install/agent.sh', (request, reply) => {
     if (sums() === null) return plain(reply, 503, missingArtifacts(dir));
-    // The console fills in its own address and version, so the pasted line needs only the token.
-    const script = readFileSync(SCRIPT, 'utf8')
-      .replaceAll('@CONSOLE_URL@', consoleUrl(request))
-      .replaceAll('@VERSION@', CONSOLE_VERSION);
+    // The console fills in its own address (from validated parts, or PALISADE_PUBLIC_URL) and
+    // version, so the pasted line needs only the token: each as one single-quoted sh word, in one
+    // pass with a function replacer, which reads no replacement patterns (`$&`, `$'`) in what it
+    // puts in and never looks inside a value it put in.
+    const values: Record<string, string> = {
+      CONSOLE_URL: shQuote(consoleUrl(request)),
+      VERSION: shQuote(CONSOLE_VERSION),
+    };
+    const script = readFileSync(SCRIPT, 'utf8').replace(/@(CONSOLE_URL|VERSION)@/g, (_, name: string) => values[name]!);
     return reply.header('cache-control', 'no-store').type('text/x-shellscript; charset=utf-8').send(script);
   });
 

@@ -15,6 +15,7 @@ import { AppError, badRequest, notFound } from '../../errors.js';
 import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { HISTORY_RANGES, type HistoryRange } from '../../services/servers/index.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
+import { consoleUrl } from '../console-url.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 // Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
@@ -61,11 +62,6 @@ function serverId(request: FastifyRequest<{ Params: { id: string } }>): number {
   const id = parseId(request.params.id);
   if (id === null) throw notFound('server');
   return id;
-}
-
-/** The address agents use to reach this console: PALISADE_PUBLIC_URL, else the address the browser used. */
-function consoleUrl(request: FastifyRequest): string {
-  return request.server.config.publicUrl ?? `${request.protocol}://${request.headers.host ?? `${request.hostname}`}`;
 }
 
 /** The `path` query parameter, exactly once, and the rest of the query string to forward. */
