@@ -1,4 +1,4 @@
-import { ALERT_METRICS, CHANNEL_KINDS, RULE_KINDS, serverTagsInput } from '@palisade/protocol';
+import { ALERT_METRICS, CHANNEL_KINDS, plainText, RULE_KINDS, serverTagsInput } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, notFound } from '../../errors.js';
@@ -11,7 +11,7 @@ const METRICS = ALERT_METRICS;
 const THRESHOLD_MAX = { cpu: 100, memory: 100, disk: 100, load: 1000 } as const;
 
 const id = z.number('expected an integer').int('expected an integer').positive('expected a positive id');
-const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+const name = plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 
 const ruleBody = z
   .strictObject({

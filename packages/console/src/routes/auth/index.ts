@@ -1,3 +1,4 @@
+import { plainText } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { readCookie, SESSION_COOKIE, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
@@ -9,7 +10,7 @@ import { parseInput } from '../../validation.js';
 const registerBody = z.object({
   email: z.email('expected an email address').max(254, 'at most 254 characters'),
   password: newPasswordSchema,
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
 });
 
 const loginBody = z.object({

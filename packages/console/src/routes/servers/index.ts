@@ -5,6 +5,7 @@ import {
   isControlPath,
   normalizeFingerprint,
   parseAgentUrl,
+  plainText,
   serverTagSchema,
   serverTagsInput,
 } from '@palisade/protocol';
@@ -16,7 +17,7 @@ import { requireAnyCredential, requireSession, requireSessionOrSigned } from '..
 import { HISTORY_RANGES, type HistoryRange } from '../../services/servers/index.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
 
-const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+const name = plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 // Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
 const apiUrl = z
   .string(AGENT_URL_EXPECTED)
