@@ -202,7 +202,7 @@ export const dashboardRoutes: DashboardRoute[] = [
     auth: 'session',
     status: 200,
     answer: 'twoFactor',
-    errors: [400, 401, 403, 409],
+    errors: [400, 401, 403, 409, 429],
   },
   {
     method: 'delete',
@@ -211,7 +211,7 @@ export const dashboardRoutes: DashboardRoute[] = [
     auth: 'session',
     status: 200,
     answer: 'accountDeleted',
-    errors: [400, 401, 403, 409],
+    errors: [400, 401, 403, 409, 429],
   },
   // credentials
   {
