@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { browserSkipReason, launchBrowser, newSession, screenshot, signInThroughPage } from '../support/browser.js';
@@ -40,9 +42,26 @@ describe('alerts in a browser', { skip: skip ?? false }, () => {
     });
   });
 
+  // A real SMTP server (packages/console/test/smtp-receiver.ts) in its own process: one JSON line per mail.
+  let smtp: ChildProcess;
+  const mails: { to: string[]; data: string }[] = [];
+
   before(async () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    smtp = spawn(
+      process.execPath,
+      [new URL('../../../packages/console/dist/test/smtp-receiver.js', import.meta.url).pathname],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const smtpPort = await new Promise<number>((resolve) => {
+      createInterface({ input: smtp.stdout! }).on('line', (line) => {
+        const listening = /^listening (\d+)$/.exec(line);
+        if (listening) resolve(Number(listening[1]));
+        else mails.push(JSON.parse(line));
+      });
+    });
     consoleProcess = await startConsoleProcess({
+      PALISADE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
       PALISADE_DATA_DIR: data.path,
       PALISADE_ALLOW_PRIVATE_TARGETS: '1',
       PALISADE_BOOTSTRAP_ADMIN: '0',
@@ -86,6 +105,7 @@ describe('alerts in a browser', { skip: skip ?? false }, () => {
     await browser?.close();
     await agent?.stop();
     await consoleProcess?.kill();
+    smtp?.kill('SIGTERM');
     await new Promise((resolve) => receiver.close(resolve));
     data.remove();
   });
@@ -165,6 +185,52 @@ describe('alerts in a browser', { skip: skip ?? false }, () => {
       await page.evaluate(() => window.scrollTo(0, 0));
       await screenshot(page, 'settings-alerts');
       session.assertNoErrors();
+    } catch (err) {
+      const shot = join(tmpdir(), `palisade-e2e-failure-${Date.now()}.png`);
+      await page.screenshot({ path: shot }).catch(() => {});
+      throw new Error(`${(err as Error).message}\nat ${page.url()}; screenshot: ${shot}`, { cause: err });
+    } finally {
+      await session.close();
+    }
+  });
+
+  test('an e-mail channel waits for confirmation: no test button, a resend, then confirmed from the link in the mail', async () => {
+    const session = await newSession(browser, consoleProcess.url, { width: 1280, height: 900 });
+    const { page } = session;
+    try {
+      await signInThroughPage(page, USER);
+      await page.goto('/dashboard/settings/alerts');
+      await page.getByRole('heading', { name: 'Alert channels' }).waitFor();
+      await page.getByLabel('Channel name').fill('on-call mail');
+      await page.getByLabel('Kind').selectOption('email');
+      await page.getByLabel('E-mail address').fill('oncall@example.com');
+      await page.getByRole('button', { name: 'Add channel' }).click();
+      await page.getByText(/A confirmation e-mail went to oncall@example\.com/).waitFor();
+      const row = page.getByRole('row').filter({ hasText: 'on-call mail' });
+      await row.getByText('Waiting for confirmation', { exact: true }).waitFor();
+      assert.equal(await row.getByRole('button', { name: 'Send a test' }).count(), 0, 'no test while waiting');
+      await row.getByRole('button', { name: 'Resend confirmation' }).click();
+      await page.getByText(/A new confirmation e-mail went to oncall@example\.com/).waitFor();
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await screenshot(page, 'settings-alerts-email-waiting');
+
+      // The latest mail's link: a page with one button; pressing it confirms the channel.
+      const latest = await eventually('the second confirmation mail', async () =>
+        mails.filter((m) => m.to.includes('oncall@example.com')).length >= 2 ? mails.at(-1) : undefined,
+      );
+      assert.match(latest.data, /Subject: Confirm alert e-mails from Palisade/);
+      assert.doesNotMatch(latest.data, /on-call mail/, 'no words of the account in the mail');
+      const text = latest.data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+      const link = /(https?:\/\/\S+\/alerts\/confirm\?token=[A-Za-z0-9_-]+)/.exec(text)![1]!;
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Confirm alert e-mails' }).waitFor();
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await page.getByRole('heading', { name: 'Alert e-mails confirmed' }).waitFor();
+
+      await page.goto('/dashboard/settings/alerts');
+      const confirmed = page.getByRole('row').filter({ hasText: 'on-call mail' });
+      await confirmed.getByRole('button', { name: 'Send a test' }).waitFor();
+      assert.equal(await confirmed.getByText('Waiting for confirmation', { exact: true }).count(), 0);
     } catch (err) {
       const shot = join(tmpdir(), `palisade-e2e-failure-${Date.now()}.png`);
       await page.screenshot({ path: shot }).catch(() => {});

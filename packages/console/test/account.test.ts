@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SECURITY_EVENT_KINDS, securityEventLabel } from '@palisade/protocol';
 import { totpCode, totpStep } from '@palisade/protocol/totp';
 import type { FastifyInstance } from 'fastify';
+import { addressKey } from '../src/plugins/rate-limits.js';
 import { findAccountByEmail } from '../src/repositories/accounts.repository.js';
 import {
   dialects,
@@ -40,6 +43,37 @@ async function codeStep(app: FastifyInstance, challenge: string, code: string, i
     url: '/api/auth/login/two-factor',
     remoteAddress: ip,
     ...json({ challenge, code }),
+  });
+}
+
+/** One JSON request over a real socket to the listening console, sent from `localAddress`. */
+function overSocket(port: number, localAddress: string, method: string, path: string, body: unknown) {
+  return new Promise<{ status: number; body: string; retryAfter: string | undefined }>((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      {
+        host: localAddress.includes(':') ? '::1' : '127.0.0.1',
+        port,
+        method,
+        path,
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: res.headers['retry-after'] as string | undefined,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
   });
 }
 
@@ -508,6 +542,104 @@ for (const dialect of dialects()) {
       );
       const others = await t.db.selectFrom('servers').select('id').where('account_id', '=', bystander.id).execute();
       assert.equal(others.length, 1, "another account's servers stay");
+    });
+
+    test('two-factor codes: limited per account from any number of addresses, locked after 10 wrong, the lock names its end', async () => {
+      // A real socket per request, each from the loopback address given (127.0.0.2 …).
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      const port = (t.app.server.address() as AddressInfo).port;
+      const user = await registerUser(t.app, freshIp());
+      const { secret } = await enableTwoFactor(user);
+      t.clock.advance(30_000); // the enabling code's step is spent
+      const wrongCode = () => (totpCode(secret, totpStep(t.clock.now)) === '000000' ? '111111' : '000000');
+      const addresses = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
+      const challenges = new Map<string, string>();
+      const signIn = async (from: string) => {
+        const res = await overSocket(port, from, 'POST', '/api/auth/login', {
+          email: user.email,
+          password: user.password,
+        });
+        assert.equal(res.status, 200, res.body);
+        challenges.set(from, JSON.parse(res.body).data.challenge);
+      };
+      for (const from of addresses) await signIn(from);
+      const codeFrom = (from: string, code: string) =>
+        overSocket(port, from, 'POST', '/api/auth/login/two-factor', { challenge: challenges.get(from), code });
+
+      // 15 wrong codes in one minute, 3 per address (each address stays inside its own limit of 8).
+      const answers: Array<{ status: number; body: string; retryAfter: string | undefined }> = [];
+      for (let i = 0; i < 15; i += 1) answers.push(await codeFrom(addresses[i % addresses.length]!, wrongCode()));
+      const judged = answers.filter((a) => a.status === 401 && /^code: wrong code/.test(JSON.parse(a.body).error));
+      const limited = answers.filter((a) => a.status === 429);
+      assert.equal(judged.length, 8, `codes judged on one account within a minute: ${answers.map((a) => a.status)}`);
+      assert.equal(limited.length, 7);
+      assert.match(
+        JSON.parse(limited[0]!.body).error,
+        /^code: too many codes tried on this account; try again in \d+ s$/,
+      );
+      assert.ok(Number(limited[0]!.retryAfter) >= 1);
+
+      // The next minute: two more wrong codes make 10 within 15 minutes, and the account locks.
+      t.clock.advance(61_000);
+      const ninth = await codeFrom('127.0.0.2', wrongCode());
+      assert.equal(ninth.status, 401);
+      const lastWrongAt = t.clock.now;
+      const tenth = await codeFrom('127.0.0.3', wrongCode());
+      assert.equal(tenth.status, 401);
+      // A right code is refused while the lock lasts, from a fresh sign-in and a fresh address too.
+      t.clock.advance(61_000);
+      await signIn('127.0.0.7');
+      const right = await codeFrom('127.0.0.7', totpCode(secret, totpStep(t.clock.now)));
+      assert.equal(right.status, 429, right.body);
+      const until = new Date(lastWrongAt + 15 * 60_000).toISOString();
+      assert.equal(
+        JSON.parse(right.body).error,
+        `code: too many wrong codes on this account; two-factor codes are locked until ${until} (in 14 min)`,
+      );
+      assert.equal(right.retryAfter, String((lastWrongAt + 15 * 60_000 - t.clock.now) / 1000));
+      // The owner sees the wrong codes and the lock on the security events.
+      const events = (await call(t.app, user.cookie, 'GET', '/api/security/events?limit=100')).json().data.events;
+      const kinds = events.map((e: { kind: string }) => e.kind);
+      assert.equal(kinds.filter((k: string) => k === 'two_factor_failed').length, 10, 'only judged codes are counted');
+      assert.equal(kinds.filter((k: string) => k === 'two_factor_locked').length, 1);
+      // A signed-in account's code checks are under the same lock.
+      const disable = await call(t.app, user.cookie, 'POST', '/api/account/two-factor/disable', {
+        code: totpCode(secret, totpStep(t.clock.now)),
+      });
+      assert.equal(disable.statusCode, 429, disable.body);
+
+      // When the lock ends, the right code signs in.
+      t.clock.advance(lastWrongAt + 15 * 60_000 - t.clock.now + 30_000);
+      await signIn('127.0.0.8');
+      const after = await codeFrom('127.0.0.8', totpCode(secret, totpStep(t.clock.now)));
+      assert.equal(after.status, 200, after.body);
+    });
+
+    test('IPv6 clients are counted per /64; an IPv4-mapped address as its IPv4 one', async () => {
+      assert.equal(addressKey('2001:db8:1:2:aaaa::1'), addressKey('2001:db8:1:2:ffff:1:2:3'));
+      assert.equal(addressKey('2001:db8:1:2::1'), '2001:db8:1:2::/64');
+      assert.notEqual(addressKey('2001:db8:1:2::1'), addressKey('2001:db8:1:3::1'));
+      assert.equal(addressKey('2001:0db8:0001:0002:0:0:0:9'), '2001:db8:1:2::/64');
+      assert.equal(addressKey('::ffff:198.51.100.7'), '198.51.100.7');
+      assert.equal(addressKey('198.51.100.7'), '198.51.100.7');
+      assert.equal(addressKey('::1'), '0:0:0:0::/64');
+      // One real client over ::1: its password guesses share the /64's window.
+      const v6 = await testApp(dialect);
+      try {
+        await v6.app.listen({ host: '::1', port: 0 });
+        const port = (v6.app.server.address() as AddressInfo).port;
+        const statuses: number[] = [];
+        for (let i = 0; i < 9; i += 1)
+          statuses.push(
+            (await overSocket(port, '::1', 'POST', '/api/auth/login', { email: 'nobody@example.com', password: 'x' }))
+              .status,
+          );
+        assert.deepEqual(statuses, [401, 401, 401, 401, 401, 401, 401, 401, 429]);
+        const inWindow = await v6.app.limits.consume('login', addressKey('::1'));
+        assert.equal(inWindow.allowed, false, 'counted under the /64 key');
+      } finally {
+        await v6.close();
+      }
     });
 
     test('an admin account is not deleted from the dashboard', async () => {

@@ -61,6 +61,42 @@ export async function smtpReceiver() {
   };
 }
 
+/** A mail's text: headers and body, quoted-printable soft breaks and escapes undone. */
+export function mailText(data: string): string {
+  return data
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** The confirmation link in the latest confirmation mail to `to`, waiting for the mail if need be. */
+export async function confirmationLinkTo(smtp: Awaited<ReturnType<typeof smtpReceiver>>, to: string): Promise<string> {
+  for (;;) {
+    const mail = [...smtp.messages]
+      .reverse()
+      .find((m) => m.to.includes(to) && /Subject: Confirm alert e-mails from Palisade/.test(m.data));
+    if (mail) {
+      const link = /(https?:\/\/\S+\/alerts\/confirm\?token=[A-Za-z0-9_-]+)/.exec(mailText(mail.data));
+      assert.ok(link, mail.data);
+      return link[1]!;
+    }
+    await smtp.next(smtp.messages.length + 1);
+  }
+}
+
+/** The recipient confirms: opens the link (the page with its button), then presses it (the form's POST). */
+export async function confirmAsRecipient(t: TestApp, link: string) {
+  const url = new URL(link);
+  const page = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+  assert.equal(page.statusCode, 200, page.body);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: url.pathname,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `token=${url.searchParams.get('token')}`,
+  });
+  assert.equal(res.statusCode, 200, res.body);
+}
+
 export const sample = (ts: number, disk = 40) => ({
   ts,
   cpu_pct: 10,

@@ -3,7 +3,14 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { alertTools, receiver, sample, smtpReceiver } from './alerts-support.js';
+import {
+  alertTools,
+  confirmAsRecipient,
+  confirmationLinkTo,
+  receiver,
+  sample,
+  smtpReceiver,
+} from './alerts-support.js';
 import { dialects, insertTestServer, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
 for (const dialect of dialects()) {
@@ -134,6 +141,8 @@ for (const dialect of dialects()) {
       const discord = await addChannel(user, { name: 'discord', kind: 'discord', url: `${hooks.base}/discord-test` });
       const webhook = await addChannel(user, { name: 'signed', kind: 'webhook' });
       const mail = await addChannel(user, { name: 'mail', kind: 'email', email: 'ops@example.com' });
+      await confirmAsRecipient(t, await confirmationLinkTo(smtp, 'ops@example.com'));
+      const confirmations = smtp.messages.length;
       for (const channel of [slack, discord, webhook, mail]) {
         const res = await call(user, 'POST', `/api/alerts/channels/${channel.id}/test`);
         assert.equal(res.statusCode, 200, res.body);
@@ -147,7 +156,7 @@ for (const dialect of dialects()) {
       const signed = hooks.got.find((r) => r.path === '/signed')!;
       assert.equal(signed.headers['x-palisade-event'], 'alert.test');
       assert.match(String(signed.headers['x-palisade-signature']), /^t=\d+,v1=[0-9a-f]{64}$/);
-      const message = await smtp.next(1);
+      const message = await smtp.next(confirmations + 1);
       assert.deepEqual(message.to, ['ops@example.com']);
       assert.match(message.data, /Subject: Palisade test notification for mail/);
 
@@ -192,6 +201,7 @@ for (const dialect of dialects()) {
       });
       const webhook = await addChannel(owner, { name: 'signed', kind: 'webhook' });
       const mail = await addChannel(owner, { name: 'mail', kind: 'email', email: 'oncall@example.com' });
+      await confirmAsRecipient(t, await confirmationLinkTo(smtp, 'oncall@example.com'));
       const server = await enrolled(owner, 'web-7');
       await checkin(server.daemon);
       await addRule(owner, {

@@ -27,6 +27,9 @@ const NOT_DOCUMENTED: Record<string, string> = {
   'GET /install/agent.sh': 'install script (text/x-shellscript)',
   'GET /install/SHA256SUMS': 'checksums of the agent packages (text)',
   'GET /install/:artifact': 'an agent package (octet-stream), by an allow-list of names',
+  // The recipient's confirmation of an e-mail alert channel: an HTML page and its form (docs/alerts.md).
+  'GET /alerts/confirm': 'e-mail channel confirmation page (HTML)',
+  'POST /alerts/confirm': 'e-mail channel confirmation form (HTML)',
   // Load-balancer probes, outside /api (docs/deploy.md, "Health and readiness").
   'GET /healthz': 'liveness probe',
   'GET /readyz': 'readiness probe',

@@ -50,6 +50,13 @@ export const alertChannelSchema = z.object({
   last_success_at: epochMs.nullable(),
   last_error: z.string().nullable(),
   created_at: epochMs,
+  /**
+   * False while an e-mail channel waits for its recipient to open the link in the confirmation
+   * e-mail: it receives no alerts and no tests until then (docs/alerts.md, "E-mail channels").
+   */
+  confirmed: z.boolean(),
+  /** When the last confirmation e-mail was sent; null for channels that need none. */
+  confirmation_sent_at: epochMs.nullable(),
 });
 export type AlertChannel = z.infer<typeof alertChannelSchema>;
 

@@ -156,6 +156,7 @@ export const SECURITY_EVENT_LABELS = {
   login_failed: 'Failed sign-in',
   signed_request_failed: 'Refused signed request',
   two_factor_failed: 'Wrong two-factor code',
+  two_factor_locked: 'Two-factor codes locked after too many wrong ones',
   recovery_code_used: 'Recovery code used',
   password_changed: 'Password changed',
   two_factor_enabled: 'Two-factor sign-in turned on',

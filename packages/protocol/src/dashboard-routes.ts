@@ -202,7 +202,7 @@ export const dashboardRoutes: DashboardRoute[] = [
     auth: 'session',
     status: 200,
     answer: 'twoFactor',
-    errors: [400, 401, 403, 409],
+    errors: [400, 401, 403, 409, 429],
   },
   {
     method: 'delete',
@@ -211,7 +211,7 @@ export const dashboardRoutes: DashboardRoute[] = [
     auth: 'session',
     status: 200,
     answer: 'accountDeleted',
-    errors: [400, 401, 403, 409],
+    errors: [400, 401, 403, 409, 429],
   },
   // credentials
   {
@@ -256,15 +256,30 @@ export const dashboardRoutes: DashboardRoute[] = [
         'alertChannels',
         [401],
       ],
-      ['post', '/api/alerts/channels', 'Add an alert channel', 201, 'alertChannel', [400, 401]],
+      [
+        'post',
+        '/api/alerts/channels',
+        'Add an alert channel (an e-mail channel is sent a confirmation e-mail and waits for it)',
+        201,
+        'alertChannel',
+        [400, 401, 429],
+      ],
       ['delete', '/api/alerts/channels/{id}', 'Remove an alert channel', 200, 'deleted', [401, 404]],
       [
         'post',
         '/api/alerts/channels/{id}/test',
-        'Send a test through a channel now',
+        'Send a test through a channel now (limited per channel and per account)',
         200,
         'alertChannelTest',
-        [401, 404],
+        [401, 404, 409, 429],
+      ],
+      [
+        'post',
+        '/api/alerts/channels/{id}/confirmation',
+        'Send the confirmation e-mail of an e-mail channel again (the earlier link stops working)',
+        200,
+        'alertChannel',
+        [401, 404, 409, 429],
       ],
       [
         'get',

@@ -375,6 +375,12 @@ export interface AlertChannelsTable {
   last_success_at: number | null;
   last_error: string | null;
   created_at: number;
+  /** When the recipient confirmed (an e-mail channel); other kinds are confirmed when added. Null: waiting. */
+  confirmed_at: number | null;
+  /** SHA-256 of the single-use token in the confirmation link; null once used. */
+  confirm_token_hash: string | null;
+  /** When the last confirmation mail was sent. */
+  confirm_sent_at: number | null;
 }
 
 export type AlertRuleKind = RuleKind;

@@ -29,8 +29,10 @@ export function createMailer(smtpUrl: string | null): Mailer {
     async send({ to, subject, text }) {
       try {
         await transport.sendMail({ from, to, subject, text });
-      } catch (err) {
-        throw new MailerError(`the SMTP server refused or failed: ${(err as Error).message}`.slice(0, 300));
+      } catch {
+        // The SMTP server's own words (a refused recipient, a connection error) stay out of the
+        // answer: they would tell an account which addresses exist (docs/security.md).
+        throw new MailerError('the mail server did not accept the message');
       }
     },
   };

@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Database } from '../db/schema.js';
 import { countAttempts } from '../repositories/rate-limits.repository.js';
@@ -5,6 +6,12 @@ import { countAttempts } from '../repositories/rate-limits.repository.js';
 /** The spec's fixed windows. Each window starts with the first attempt and lasts `durationS`. */
 export const LIMITS = {
   login: { points: 8, durationS: 60 },
+  /** Two-factor codes judged on one account, from every address together (docs/security.md, "Account security"). */
+  two_factor: { points: 8, durationS: 60 },
+  /** "Send a test" and confirmation e-mails of one alert channel (docs/alerts.md, "Send a test"). */
+  channel_test: { points: 5, durationS: 60 },
+  /** "Send a test" and confirmation e-mails of one account, every channel together. */
+  channel_test_account: { points: 20, durationS: 3600 },
   register: { points: 10, durationS: 3600 },
   token: { points: 120, durationS: 60 },
   /** Outbound link upgrades refused for their token (missing, unknown) from one source address; valid ones are not counted here. */
@@ -14,6 +21,28 @@ export const LIMITS = {
 } as const;
 
 export type LimitName = keyof typeof LIMITS;
+
+/**
+ * The key an address is counted under: an IPv4 address as it is (an IPv4-mapped IPv6 address as its
+ * IPv4 one), an IPv6 address by its /64 — one host is usually given a whole /64, so counting single
+ * IPv6 addresses would let it pick a fresh one for every attempt.
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.toLowerCase().split('%')[0]!.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  // An embedded IPv4 tail (::a.b.c.d) is two groups; only the first four groups matter here.
+  const groups = ip.includes('::')
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
 
 export interface LimitVerdict {
   allowed: boolean;

@@ -38,6 +38,45 @@ export async function deleteChannel(db: Database, accountId: number, id: number)
   });
 }
 
+/** A new confirmation token (its hash) for a channel waiting for confirmation. */
+export async function setChannelConfirmToken(db: Database, id: number, tokenHash: string, at: number) {
+  await db
+    .updateTable('alert_channels')
+    .set({ confirm_token_hash: tokenHash, confirm_sent_at: at })
+    .where('id', '=', id)
+    .where('confirmed_at', 'is', null)
+    .execute();
+}
+
+/** The channel's last error alone (a confirmation mail's outcome): not a delivery, so no failure is counted. */
+export async function setChannelLastError(db: Database, id: number, error: string | null) {
+  await db.updateTable('alert_channels').set({ last_error: error }).where('id', '=', id).execute();
+}
+
+/** The channel waiting for the token with this hash, if the token was sent after `sentAfter`. */
+export async function findChannelByConfirmToken(db: Database, tokenHash: string, sentAfter: number) {
+  return db
+    .selectFrom('alert_channels')
+    .selectAll()
+    .where('confirm_token_hash', '=', tokenHash)
+    .where('confirmed_at', 'is', null)
+    .where('confirm_sent_at', '>', sentAfter)
+    .executeTakeFirst();
+}
+
+/** Uses a confirmation token up: the channel is confirmed once, and the token never works again. */
+export async function confirmChannel(db: Database, tokenHash: string, at: number, sentAfter: number) {
+  const result = await db
+    .updateTable('alert_channels')
+    .set({ confirmed_at: at, confirm_token_hash: null })
+    .where('confirm_token_hash', '=', tokenHash)
+    .where('confirmed_at', 'is', null)
+    .where('confirm_sent_at', '>', sentAfter)
+    .returning(['id', 'target_hint'])
+    .executeTakeFirst();
+  return result ? { id: Number(result.id), target_hint: result.target_hint } : null;
+}
+
 /** A delivery's outcome on the channel: failures in a row, the last success, the last error (shown on the settings page). */
 export async function recordChannelResult(db: Database, id: number, at: number, error: string | null) {
   await db

@@ -23,3 +23,18 @@ export async function listSecurityEvents(db: Database, accountId: number, page: 
 export async function deleteSecurityEventsBefore(db: Database, before: number) {
   await db.deleteFrom('security_events').where('created_at', '<', before).execute();
 }
+
+/** When the account's latest wrong two-factor codes since `since` were entered, newest first, at most `limit`. */
+export async function recentTwoFactorFailures(db: Database, accountId: number, since: number, limit: number) {
+  const rows = await db
+    .selectFrom('security_events')
+    .select('created_at')
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'two_factor_failed')
+    .where('created_at', '>', since)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.created_at));
+}

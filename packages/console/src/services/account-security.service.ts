@@ -4,6 +4,7 @@ import { matchTotp, newTotpSecret, totpUri } from '@palisade/protocol/totp';
 import type { AccountRow, Database } from '../db/schema.js';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../errors.js';
 import { deleteAccountAndData, findAccountById, setAccountPassword } from '../repositories/accounts.repository.js';
+import { recentTwoFactorFailures } from '../repositories/security-events.repository.js';
 import { deleteAccountSession, deleteOtherSessions, listAccountSessions } from '../repositories/sessions.repository.js';
 import {
   claimTotpStep,
@@ -29,6 +30,9 @@ import { deviceInWords } from './user-agent.js';
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const CHALLENGE_MAX_FAILURES = 5;
 export const RECOVERY_CODE_COUNT = 10;
+/** This many wrong codes on one account within TWO_FACTOR_LOCK_MS lock its code checks for TWO_FACTOR_LOCK_MS. */
+export const TWO_FACTOR_LOCK_AFTER = 10;
+export const TWO_FACTOR_LOCK_MS = 15 * 60_000;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i to misread
 
 /** The request a security event is recorded for. */
@@ -72,6 +76,47 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
     ctx: RequestContext,
   ) => events.record({ account_id: account.id, kind, reason, ...ctx });
 
+  /**
+   * When the account's code checks are locked: TWO_FACTOR_LOCK_AFTER wrong codes within
+   * TWO_FACTOR_LOCK_MS lock them until TWO_FACTOR_LOCK_MS after the last one (no code is judged
+   * meanwhile, so no wrong code is counted and the lock ends when it says). Null when not locked.
+   */
+  async function lockedUntil(accountId: number): Promise<number | null> {
+    const now = clock();
+    const failures = await recentTwoFactorFailures(db, accountId, now - TWO_FACTOR_LOCK_MS, TWO_FACTOR_LOCK_AFTER);
+    if (failures.length < TWO_FACTOR_LOCK_AFTER) return null;
+    const newest = failures[0]!;
+    const oldest = failures[TWO_FACTOR_LOCK_AFTER - 1]!;
+    if (newest - oldest > TWO_FACTOR_LOCK_MS) return null;
+    const until = newest + TWO_FACTOR_LOCK_MS;
+    return until > now ? until : null;
+  }
+
+  /** Refuses (429, Retry-After) while the account's code checks are locked. */
+  async function refuseWhileLocked(accountId: number) {
+    const until = await lockedUntil(accountId);
+    if (until === null) return;
+    const waitS = Math.max(1, Math.ceil((until - clock()) / 1000));
+    throw new AppError(
+      429,
+      `code: too many wrong codes on this account; two-factor codes are locked until ${new Date(until).toISOString()} (in ${Math.ceil(waitS / 60)} min)`,
+      {},
+      { 'retry-after': String(waitS) },
+    );
+  }
+
+  /** A wrong code recorded; the one that starts a lock is recorded as such too (the owner sees both). */
+  async function recordWrongCode(account: AccountRow, reason: string, ctx: RequestContext) {
+    await record(account, 'two_factor_failed', reason, ctx);
+    if ((await lockedUntil(account.id)) !== null)
+      await record(
+        account,
+        'two_factor_locked',
+        `${TWO_FACTOR_LOCK_AFTER} wrong codes within ${TWO_FACTOR_LOCK_MS / 60_000} min; codes locked for ${TWO_FACTOR_LOCK_MS / 60_000} min`,
+        ctx,
+      );
+  }
+
   async function requirePassword(account: AccountRow, password: string | undefined, field: string) {
     if (password === undefined) throw new AppError(400, `${field}: is required`);
     if (!(await verifyPassword(password, account.password_hash)))
@@ -100,9 +145,10 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
   /** The code a request brought, refused with 403 naming `code` (and recorded) unless it is good. */
   async function requireCode(account: AccountRow, code: string | undefined, ctx: RequestContext) {
     if (code === undefined) throw new AppError(400, 'code: is required (two-factor sign-in is on)');
+    await refuseWhileLocked(account.id);
     const verdict = await checkCode(account, code);
     if (verdict === 'wrong' || verdict === 'reused') {
-      await record(account, 'two_factor_failed', verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
+      await recordWrongCode(account, verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
       throw forbidden(verdict === 'reused' ? 'code: already used; wait for the next one' : 'code: wrong code');
     }
     if (verdict === 'recovery') await record(account, 'recovery_code_used', 'recovery code', ctx);
@@ -221,7 +267,13 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
     },
 
     /** The second step: the account when the code is good; the challenge is used up either way after 5 wrong codes. */
-    async completeChallenge(challenge: string, code: string, ctx: RequestContext): Promise<AccountRow> {
+    async completeChallenge(
+      challenge: string,
+      code: string,
+      ctx: RequestContext,
+      /** Called with the challenge's account before its code is judged: the per-account limit (routes/auth). */
+      beforeJudging: (accountId: number) => Promise<void> = async () => {},
+    ): Promise<AccountRow> {
       const idHash = sha256(challenge);
       const found = await findLoginChallenge(db, idHash, clock());
       if (!found) throw unauthorized('challenge: expired or unknown; sign in with your password again');
@@ -230,9 +282,11 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
         await deleteLoginChallenge(db, idHash);
         throw unauthorized('challenge: expired or unknown; sign in with your password again');
       }
+      await beforeJudging(account.id);
+      await refuseWhileLocked(account.id);
       const verdict = await checkCode(account, code);
       if (verdict === 'wrong' || verdict === 'reused') {
-        await record(account, 'two_factor_failed', verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
+        await recordWrongCode(account, verdict === 'reused' ? 'code already used' : 'wrong code', ctx);
         const failures = await countChallengeFailure(db, idHash);
         if (failures >= CHALLENGE_MAX_FAILURES) {
           await deleteLoginChallenge(db, idHash);

@@ -102,6 +102,9 @@ export function createNotificationsService(deps: {
   let pumpAgain = false;
   let closing = false;
 
+  /** What any failure to connect or to get an answer reads as (refused, timed out, not found alike). */
+  const UNREACHABLE = 'could not reach the endpoint: no connection or no answer';
+
   /** Sends one notification to one endpoint; answers the HTTP status (if any) and the error (null: delivered). */
   async function send(
     endpoint: Endpoint,
@@ -142,10 +145,14 @@ export function createNotificationsService(deps: {
       return { statusCode: res.status, error };
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
+      // A refused connection, a timeout, a name not found and a broken TLS handshake read the same:
+      // the wording must not tell a closed port from a silent one (a port-state oracle through the
+      // console; docs/security.md, "Accounts and alert channels"). The console's own target policy
+      // and an over-long answer are said as they are.
       const error =
-        err.kind === 'timeout'
-          ? `no answer within ${DELIVERY_TIMEOUT_MS} ms`
-          : `could not reach the endpoint: ${err.message}`;
+        err.kind === 'refused' || err.kind === 'too_large'
+          ? `could not reach the endpoint: ${err.message}`
+          : UNREACHABLE;
       return { statusCode: null, error };
     }
   }
@@ -346,6 +353,31 @@ export function createNotificationsService(deps: {
           delivered_at: null,
         })),
       );
+    },
+
+    /**
+     * The one mail an e-mail channel gets before its recipient confirms it: a fixed subject and text
+     * with the link, nothing an account wrote (docs/alerts.md, "E-mail channels"). Answers the error, or null.
+     */
+    async sendConfirmation(to: string, link: string): Promise<string | null> {
+      try {
+        await mailer.send({
+          to,
+          subject: 'Confirm alert e-mails from Palisade',
+          text: [
+            'An account on a Palisade console asked to send its alert e-mails to this address.',
+            '',
+            'To accept them, open this link and press "Confirm":',
+            link,
+            '',
+            'If you did not expect this, ignore this e-mail: nothing more is sent to this address unless the link is opened.',
+          ].join('\n'),
+        });
+        return null;
+      } catch (err) {
+        if (!(err instanceof MailerError)) throw err;
+        return err.message;
+      }
     },
 
     /**

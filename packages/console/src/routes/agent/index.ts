@@ -4,6 +4,7 @@ import {
   FINGERPRINT_EXPECTED,
   normalizeFingerprint,
   parseAgentUrl,
+  plainText,
   REGISTRATION_CONNECT,
 } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -22,7 +23,10 @@ const agentToken = (request: FastifyRequest) => bearer(request) || null;
 /** `POST /api/agent/register`: what `palisade-agent register` sends (packages/protocol/src/enrolment.ts). */
 const registerBody = z
   .object({
-    name: z.string('expected a string').trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+    name: plainText(z.string('expected a string'))
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100, 'at most 100 characters'),
     api_key: z
       .string('expected a string')
       .regex(/^agk_[0-9A-Za-z]{20,200}$/, 'expected the agent key (agk_…) the agent made'),

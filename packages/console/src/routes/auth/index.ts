@@ -1,7 +1,9 @@
+import { plainText } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { AppError } from '../../errors.js';
 import { readCookie, SESSION_COOKIE, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
-import type { LimitName } from '../../plugins/rate-limits.js';
+import { addressKey, type LimitName } from '../../plugins/rate-limits.js';
 import { accountView, LoginRefused } from '../../services/accounts.service.js';
 import { newPasswordSchema } from '../../services/passwords.js';
 import { parseInput } from '../../validation.js';
@@ -9,7 +11,7 @@ import { parseInput } from '../../validation.js';
 const registerBody = z.object({
   email: z.email('expected an email address').max(254, 'at most 254 characters'),
   password: newPasswordSchema,
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
 });
 
 const loginBody = z.object({
@@ -17,8 +19,9 @@ const loginBody = z.object({
   password: z.string().max(1024, 'at most 1024 characters'),
 });
 
+/** Counted per address: an IPv6 address by its /64 (addressKey). */
 async function limitPerIp(request: FastifyRequest, name: LimitName) {
-  const verdict = await request.server.limits.consume(name, request.ip);
+  const verdict = await request.server.limits.consume(name, addressKey(request.ip));
   if (!verdict.allowed) throw tooManyAttempts(verdict.resetS);
 }
 
@@ -70,15 +73,27 @@ export default async function authRoutes(app: FastifyInstance) {
     return { data: { account: accountView(account) } };
   });
 
-  // The code step counts against the same per-IP limit as the password step.
+  // The code step counts against the same per-IP limit as the password step, and against a limit
+  // of its own per account (codes from many addresses on one account), and a lock after too many
+  // wrong codes (accountSecurity.completeChallenge; docs/security.md, "Account security").
   app.post('/api/auth/login/two-factor', async (request, reply) => {
     await limitPerIp(request, 'login');
     const body = parseInput(twoFactorBody, request.body, 'body');
-    const account = await app.services.accountSecurity.completeChallenge(body.challenge, body.code, {
-      method: request.method,
-      path: '/api/auth/login/two-factor',
-      ip: request.ip,
-    });
+    const account = await app.services.accountSecurity.completeChallenge(
+      body.challenge,
+      body.code,
+      { method: request.method, path: '/api/auth/login/two-factor', ip: request.ip },
+      async (accountId) => {
+        const verdict = await app.limits.consume('two_factor', `account:${accountId}`);
+        if (!verdict.allowed)
+          throw new AppError(
+            429,
+            `code: too many codes tried on this account; try again in ${verdict.resetS} s`,
+            {},
+            { 'retry-after': String(verdict.resetS) },
+          );
+      },
+    );
     await signIn(request, reply, account.id);
     return { data: { account: accountView(account) } };
   });

@@ -1,4 +1,4 @@
-import { createEnrolmentTokenSchema, ENROLMENT_MAX_USES } from '@palisade/protocol';
+import { createEnrolmentTokenSchema, ENROLMENT_MAX_USES, plainText } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../../errors.js';
@@ -17,7 +17,7 @@ const createBody = createEnrolmentTokenSchema
       .max(ENROLMENT_MAX_USES, `at most ${ENROLMENT_MAX_USES}`)
       .optional(),
     expires_at: z.number('expected epoch milliseconds').int('expected epoch milliseconds').optional(),
-    name: z.string('expected a string').trim().max(100, 'at most 100 characters').optional(),
+    name: plainText(z.string('expected a string')).trim().max(100, 'at most 100 characters').optional(),
   })
   .strict();
 

@@ -1,10 +1,13 @@
+import { plainText } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
 
-const createBody = z.object({ name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters') });
+const createBody = z.object({
+  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+});
 
 /** SVC1 signing keys `svck_…`: the raw key is in the POST answer once; only its hash is kept. */
 export default async function keyRoutes(app: FastifyInstance) {

@@ -5,6 +5,7 @@ import {
   isControlPath,
   normalizeFingerprint,
   parseAgentUrl,
+  plainText,
   serverTagSchema,
   serverTagsInput,
 } from '@palisade/protocol';
@@ -17,7 +18,7 @@ import { HISTORY_RANGES, type HistoryRange } from '../../services/servers/index.
 import { parseId, parseInput, parsePage } from '../../validation.js';
 import { consoleUrl } from '../console-url.js';
 
-const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
+const name = plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 // Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
 const apiUrl = z
   .string(AGENT_URL_EXPECTED)

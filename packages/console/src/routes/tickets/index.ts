@@ -1,13 +1,22 @@
+import { plainText } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, notFound } from '../../errors.js';
 import { requireAdmin, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
 
-const message = z.string().trim().min(1, 'must not be empty').max(10_000, 'at most 10000 characters');
+// A message keeps its line breaks and tabs; NUL and the other control characters are refused (docs/security.md).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const MESSAGE_CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const message = z
+  .string()
+  .refine((v) => !MESSAGE_CONTROLS.test(v), 'expected no NUL or control characters other than line breaks and tabs')
+  .trim()
+  .min(1, 'must not be empty')
+  .max(10_000, 'at most 10000 characters');
 const openBody = z.object({
   product_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
-  subject: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
+  subject: plainText(z.string()).trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
   message,
 });
 const replyBody = z.object({ message });

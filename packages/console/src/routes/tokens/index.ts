@@ -1,3 +1,4 @@
+import { plainText } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../../errors.js';
@@ -5,7 +6,7 @@ import { requireSession } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
 
 const createBody = z.object({
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
 });
 
 export default async function tokenRoutes(app: FastifyInstance) {

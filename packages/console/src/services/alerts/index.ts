@@ -1,17 +1,20 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { EVENT_RULE_KINDS } from '@palisade/protocol';
 import type { AlertChannelKind, AlertMetric, AlertRuleKind, Database } from '../../db/schema.js';
-import { badRequest, notFound } from '../../errors.js';
+import { badRequest, conflict, notFound } from '../../errors.js';
 import { type GuardedClient, OutboundError } from '../../outbound/guarded-client.js';
 import {
   accountServerIds,
   accountServerTagRows,
   activeMutes,
   alertHistory,
+  confirmChannel,
   deleteChannel,
   deleteMute,
   deleteRule,
   enabledRules,
   findChannel,
+  findChannelByConfirmToken,
   findRule,
   insertChannel,
   insertRule,
@@ -21,6 +24,8 @@ import {
   metricSamplesSince,
   saveStates,
   serversOfAccounts,
+  setChannelConfirmToken,
+  setChannelLastError,
   setMute,
   statesOfRules,
   unverifiedRunsSince,
@@ -52,6 +57,15 @@ export interface ChannelInput {
   url: string | null;
   email: string | null;
 }
+
+/** How long the link in a confirmation e-mail works. */
+export const CONFIRMATION_TTL_MS = 7 * 24 * 60 * 60_000;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Where a confirmation link points: the console's own page for the token (routes/alerts). */
+export const confirmationLink = (consoleUrl: string, token: string) =>
+  `${consoleUrl.replace(/\/$/, '')}/alerts/confirm?token=${token}`;
 
 /** How far back a round looks for events (benchmark runs) that event rules have not told yet. */
 const EVENT_LOOKBACK_MS = 24 * 60 * 60_000;
@@ -116,6 +130,25 @@ export function createAlertsService(deps: {
     channel_ids: JSON.stringify([...new Set(input.channel_ids)]),
     enabled: input.enabled ? 1 : 0,
   });
+
+  /**
+   * Sends the confirmation mail of an e-mail channel: a fixed text with a single-use link, nothing
+   * the account wrote (not the channel's name), stored as its SHA-256. A failed send is kept on the channel.
+   */
+  async function sendConfirmation(id: number, to: string, consoleUrl: string) {
+    const token = randomBytes(32).toString('base64url');
+    const now = clock();
+    await setChannelConfirmToken(db, id, sha256(token), now);
+    const error = await notifications.sendConfirmation(to, confirmationLink(consoleUrl, token));
+    await setChannelLastError(db, id, error === null ? null : `confirmation e-mail: ${error}`);
+  }
+
+  function refuseUnconfirmed(channel: { confirmed_at: number | null }) {
+    if (channel.confirmed_at === null)
+      throw conflict(
+        'channel: waiting for confirmation; the recipient must open the link in the confirmation e-mail first (or send it again)',
+      );
+  }
 
   async function requireChannel(accountId: number, id: number) {
     const channel = await findChannel(db, accountId, id);
@@ -216,8 +249,12 @@ export function createAlertsService(deps: {
       return (await listChannels(db, accountId)).map(channelView);
     },
 
-    /** Adds a channel; a Slack or Discord URL must pass the console's target policy (docs/fleet.md), as at every delivery. */
-    async createChannel(accountId: number, input: ChannelInput) {
+    /**
+     * Adds a channel; a Slack or Discord URL must pass the console's target policy (docs/fleet.md), as
+     * at every delivery. An e-mail channel waits for its recipient: it is sent one confirmation mail
+     * (a link to `consoleUrl`) and receives nothing else until the link is opened (docs/alerts.md).
+     */
+    async createChannel(accountId: number, input: ChannelInput, consoleUrl: string) {
       let target: string | null = null;
       let hint = 'the account webhook';
       if (input.kind === 'slack' || input.kind === 'discord') {
@@ -235,6 +272,7 @@ export function createAlertsService(deps: {
         target = input.email;
         hint = input.email;
       }
+      const now = clock();
       const id = await insertChannel(db, {
         account_id: accountId,
         name: input.name,
@@ -243,9 +281,48 @@ export function createAlertsService(deps: {
         target_hint: hint,
         last_success_at: null,
         last_error: null,
-        created_at: clock(),
+        created_at: now,
+        confirmed_at: input.kind === 'email' ? null : now,
+        confirm_token_hash: null,
+        confirm_sent_at: null,
       });
+      if (input.kind === 'email') await sendConfirmation(id, target!, consoleUrl);
       return channelView((await findChannel(db, accountId, id))!);
+    },
+
+    /** 404 for another account's channel, 409 while it waits for confirmation: before a test is counted. */
+    async requireChannelReady(accountId: number, id: number) {
+      refuseUnconfirmed(await requireChannel(accountId, id));
+    },
+
+    /** 404 for another account's channel, 409 unless it is an e-mail channel waiting for confirmation. */
+    async requireChannelWaiting(accountId: number, id: number) {
+      const channel = await requireChannel(accountId, id);
+      if (channel.kind !== 'email') throw conflict('channel: only e-mail channels are confirmed');
+      if (channel.confirmed_at !== null) throw conflict('channel: already confirmed');
+    },
+
+    /** A new confirmation mail for an e-mail channel still waiting (the earlier link stops working). */
+    async resendConfirmation(accountId: number, id: number, consoleUrl: string) {
+      const channel = await requireChannel(accountId, id);
+      if (channel.kind !== 'email') throw conflict('channel: only e-mail channels are confirmed');
+      if (channel.confirmed_at !== null) throw conflict('channel: already confirmed');
+      await sendConfirmation(id, secrets.open(channel.target_enc!), consoleUrl);
+      return channelView((await findChannel(db, accountId, id))!);
+    },
+
+    /** Whether a confirmation token is one waiting to be used: the address it confirms, or null. */
+    async confirmationTarget(token: string): Promise<string | null> {
+      const channel = await findChannelByConfirmToken(db, sha256(token), clock() - CONFIRMATION_TTL_MS);
+      return channel ? channel.target_hint : null;
+    },
+
+    /** Uses a confirmation token: the address it confirmed, or a 400 naming `token`. */
+    async confirm(token: string): Promise<string> {
+      const now = clock();
+      const confirmed = await confirmChannel(db, sha256(token), now, now - CONFIRMATION_TTL_MS);
+      if (!confirmed) throw badRequest('token: unknown, expired or already used; ask for a new confirmation e-mail');
+      return confirmed.target_hint;
     },
 
     async removeChannel(accountId: number, id: number) {
@@ -255,6 +332,7 @@ export function createAlertsService(deps: {
     /** "Send a test": one delivery now, its outcome answered and kept on the channel. */
     async testChannel(accountId: number, id: number) {
       const channel = await requireChannel(accountId, id);
+      refuseUnconfirmed(channel);
       const now = clock();
       const result = await notifications.sendTest(
         accountId,
@@ -338,7 +416,12 @@ export function createAlertsService(deps: {
       for (const accountId of accountIds) {
         channelsByAccount.set(
           accountId,
-          new Map((await listChannels(db, accountId)).map((c) => [Number(c.id), c.kind])),
+          // A channel waiting for confirmation receives nothing (docs/alerts.md, "E-mail channels").
+          new Map(
+            (await listChannels(db, accountId))
+              .filter((c) => c.confirmed_at !== null)
+              .map((c) => [Number(c.id), c.kind]),
+          ),
         );
       }
       const states = new Map(

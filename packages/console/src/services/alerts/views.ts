@@ -67,5 +67,7 @@ export function channelView(row: ChannelRow) {
     last_success_at: row.last_success_at === null ? null : Number(row.last_success_at),
     last_error: row.last_error,
     created_at: Number(row.created_at),
+    confirmed: row.confirmed_at !== null,
+    confirmation_sent_at: row.confirm_sent_at === null ? null : Number(row.confirm_sent_at),
   };
 }

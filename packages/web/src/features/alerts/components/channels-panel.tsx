@@ -6,6 +6,7 @@ import { dateTime, withUnit } from '../../../lib/format';
 import { checkChannel, useCreateChannel } from '../api/create-channel';
 import { useDeleteChannel } from '../api/delete-channel';
 import { useAlertChannels } from '../api/get-channels';
+import { useResendConfirmation } from '../api/resend-confirmation';
 import { useTestChannel } from '../api/test-channel';
 import type { ChannelKind, ChannelTestResult } from '../api/types';
 
@@ -34,6 +35,7 @@ export function ChannelsPanel() {
   const create = useCreateChannel();
   const remove = useDeleteChannel();
   const test = useTestChannel();
+  const resend = useResendConfirmation();
   const [name, setName] = useState('');
   const [kind, setKind] = useState<ChannelKind>('slack');
   const [target, setTarget] = useState('');
@@ -50,8 +52,16 @@ export function ChannelsPanel() {
     if (out) {
       setName('');
       setTarget('');
-      setStatus(`Channel ${out.channel.name} added.`);
+      setStatus(
+        out.channel.confirmed
+          ? `Channel ${out.channel.name} added.`
+          : `Channel ${out.channel.name} added. A confirmation e-mail went to ${out.channel.target}: alerts go there once the link in it is opened.`,
+      );
     }
+  };
+  const runResend = async (id: number, target: string) => {
+    const out = await resend.run(id);
+    if (out) setStatus(`A new confirmation e-mail went to ${target}; the earlier link no longer works.`);
   };
   const runTest = async (id: number) => {
     const out = await test.run(id);
@@ -91,7 +101,7 @@ export function ChannelsPanel() {
           Add channel
         </Button>
       </form>
-      <ErrorNote message={formError ?? create.error ?? remove.error ?? test.error} />
+      <ErrorNote message={formError ?? create.error ?? remove.error ?? test.error ?? resend.error} />
       {status ? <StatusLine>{status}</StatusLine> : null}
       <QueryView query={query} what="Loading channels">
         {(data) =>
@@ -119,7 +129,13 @@ export function ChannelsPanel() {
                       <code>{c.target}</code>
                     </td>
                     <td data-label="State">
-                      {c.failing ? (
+                      {!c.confirmed ? (
+                        <p className="note note-warn">
+                          <strong>Waiting for confirmation</strong>
+                          {c.confirmation_sent_at ? ` (e-mail sent ${dateTime(c.confirmation_sent_at)})` : ''}: nothing
+                          is sent here until the recipient opens the link in it.
+                        </p>
+                      ) : c.failing ? (
                         <strong className="note note-bad">Failing: {c.failures} failures in a row</strong>
                       ) : c.last_success_at ? (
                         `Last delivered ${dateTime(c.last_success_at)}`
@@ -130,9 +146,15 @@ export function ChannelsPanel() {
                       {results[c.id] ? <TestOutcome result={results[c.id]!} /> : null}
                     </td>
                     <td data-label="Actions">
-                      <Button small busy={test.pending} onClick={() => void runTest(c.id)}>
-                        Send a test
-                      </Button>{' '}
+                      {c.confirmed ? (
+                        <Button small busy={test.pending} onClick={() => void runTest(c.id)}>
+                          Send a test
+                        </Button>
+                      ) : (
+                        <Button small busy={resend.pending} onClick={() => void runResend(c.id, c.target)}>
+                          Resend confirmation
+                        </Button>
+                      )}{' '}
                       <ConfirmButton
                         label="Remove"
                         confirmLabel={`Yes, remove ${c.name}`}
