@@ -19,6 +19,7 @@ import { fleetProtection } from './0018-fleet-protection.js';
 import { linkRelay } from './0019-link-relay.js';
 import { changeCounter } from './0021-change-counter.js';
 import { scoreWindowMark } from './0022-score-window-mark.js';
+import { fleetBanLimits } from './0030-fleet-ban-limits.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -46,6 +47,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0019_link_relay': linkRelay(dialect),
     '0021_change_counter': changeCounter(dialect),
     '0022_score_window_mark': scoreWindowMark(),
+    '0030_fleet_ban_limits': fleetBanLimits(),
   };
 }
 
