@@ -293,19 +293,46 @@ for (const setup of setups) {
     });
 
     test('a lift answers the servers that still hold the address instead of claiming success', async () => {
-      const lifted = await call('DELETE', `/api/fleet/addresses?ip=${ORDINARY}`);
+      const ip = '198.51.100.9';
+      const res = await checkin(0, [ban(ip, { ttl_s: 600 })]);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      for (const edge of [0, 1]) await eventually(`edge-${edge + 1} gets ${ip}`, () => holds(edge, ip));
+
+      // The server that reported it has no agent behind it: its own ban cannot be lifted there.
+      const lifted = await call('DELETE', `/api/fleet/addresses?ip=${ip}`);
       assert.equal(lifted.status, 200, JSON.stringify(lifted.body));
       assert.equal(lifted.body.data.lifted, 1);
-      assert.equal(lifted.body.data.complete, false);
+      assert.equal(lifted.body.data.complete, false, JSON.stringify(lifted.body.data));
       const origin = lifted.body.data.still_held.find((s: { server_id: number }) => s.server_id === forged[0]!.id);
       assert.ok(origin, `the unreachable first server is listed: ${JSON.stringify(lifted.body.data)}`);
-      assert.equal(origin.state, 'pending');
-      assert.equal(origin.address, ORDINARY);
+      assert.deepEqual([origin.state, origin.address, origin.server_name], ['pending', ip, 'forged-1']);
       assert.ok(origin.reason, 'with why');
       for (const edge of [0, 1])
-        await eventually(`edge-${edge + 1} drops ${ORDINARY}`, async () =>
-          (await holds(edge, ORDINARY)) === undefined ? true : undefined,
+        await eventually(`edge-${edge + 1} drops ${ip}`, async () =>
+          (await holds(edge, ip)) === undefined ? true : undefined,
         );
+      // Lifting one entry answers the same.
+      const [entry] = (await call('GET', `/api/fleet/addresses?ip=${ORDINARY}`)).body.data.entries;
+      const one = await call('DELETE', `/api/fleet/entries/${entry.id}`);
+      assert.equal(one.status, 200, JSON.stringify(one.body));
+      assert.equal(one.body.data.entry.address, ORDINARY);
+      assert.ok(
+        one.body.data.still_held.some((s: { server_id: number }) => s.server_id === forged[0]!.id),
+        JSON.stringify(one.body.data),
+      );
+    });
+
+    test('a policy that opts in with allow_private propagates a private address', async () => {
+      const [policy] = (await call('GET', '/api/fleet/policies')).body.data.policies;
+      const body = { name: policy.name, trigger: policy.trigger, scope: policy.scope };
+      const on = await call('PATCH', `/api/fleet/policies/${policy.id}`, { ...body, allow_private: true });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      assert.equal(on.body.data.policy.allow_private, true);
+      const res = await checkin(0, [ban('10.1.2.3', { ttl_s: 600 })]);
+      assert.deepEqual(res.body.data.bans, { accepted: 1, refused: {} });
+      await eventually('edge-2 gets 10.1.2.3', () => holds(1, '10.1.2.3'));
+      const off = await call('PATCH', `/api/fleet/policies/${policy.id}`, body);
+      assert.equal(off.body.data.policy.allow_private, false, 'off again unless sent');
     });
 
     test('reported bans are bounded per server per minute, the rest counted; the entries list pages', async () => {

@@ -6,6 +6,7 @@ import {
   type FleetList,
   type FleetPolicy,
   type FleetPolicyInput,
+  type FleetServerBans,
   PAGE_LIMIT_MAX,
 } from '@palisade/protocol';
 import { request } from '../../../lib/api';
@@ -95,3 +96,9 @@ export async function liftEverywhere(ip: string) {
   await refresh();
   return answer;
 }
+
+/** A server's reported bans: the rate it is held to and what was refused (docs/protection.md, "What a fleet may hold"). */
+export const useServerBans = (serverId: number) =>
+  useQuery([...fleetKey, 'servers', serverId, 'bans'], () =>
+    request<FleetServerBans>('GET', `/api/fleet/servers/${serverId}/bans`),
+  );
