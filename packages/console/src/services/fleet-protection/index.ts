@@ -99,7 +99,7 @@ export function createFleetService({
   clock: () => number;
   servers: ServersService;
   audit: AuditService;
-  config?: Pick<ConsoleConfig, 'publicUrl' | 'host'>;
+  config?: Pick<ConsoleConfig, 'publicUrl' | 'host'> & Partial<Pick<ConsoleConfig, 'metricsAddr'>>;
 }) {
   const own = createOwnAddresses(config);
 

@@ -14,12 +14,14 @@ export interface OwnAddress {
 
 /**
  * The console's own addresses (docs/security.md, "Fleet entries and reported bans"): its public
- * URL's host (resolved when it is a name), the address it listens on, and every address of its
+ * URL's host (resolved when it is a name), the addresses it listens on (API and metrics), and every address of its
  * network interfaces (its listen address when that is 0.0.0.0 or ::, and what agents see its calls
  * come from). No fleet entry may cover one of them: an agent that blocked it would cut its server
  * off from the console.
  */
-export function createOwnAddresses(config: Pick<ConsoleConfig, 'publicUrl' | 'host'>) {
+export function createOwnAddresses(
+  config: Pick<ConsoleConfig, 'publicUrl' | 'host'> & Partial<Pick<ConsoleConfig, 'metricsAddr'>>,
+) {
   let cached: { at: number; list: OwnAddress[] } | null = null;
 
   async function read(): Promise<OwnAddress[]> {
@@ -37,6 +39,7 @@ export function createOwnAddresses(config: Pick<ConsoleConfig, 'publicUrl' | 'ho
       }
     }
     if (config.host) add(config.host, 'listen address');
+    if (config.metricsAddr) add(config.metricsAddr.host, 'metrics listen address');
     for (const [name, addrs] of Object.entries(networkInterfaces()))
       for (const a of addrs ?? []) add(a.address, `interface ${name}`);
     return list.filter((o) => o.net.prefix === (o.net.family === 4 ? 32 : 128) && o.net.start !== 0n);
