@@ -82,7 +82,10 @@ for (const dialect of dialects()) {
         [{ name: 'x', trigger: 'any', scope: 'product' }, /^product_id: expected a product id/],
         [{ name: '', trigger: 'any', scope: 'all' }, /^name: /],
         [{ name: 'x', trigger: 'any', scope: 'all', duration_s: 0 }, /^duration_s: /],
-        [{ name: 'x', trigger: 'any', scope: 'all', duration_s: 30 * 86_400 + 1 }, /^duration_s: expected 1 to 2592000/],
+        [
+          { name: 'x', trigger: 'any', scope: 'all', duration_s: 30 * 86_400 + 1 },
+          /^duration_s: expected 1 to 2592000/,
+        ],
         [{ name: 'x', trigger: 'any', scope: 'all', allow_private: 'yes' }, /^allow_private: expected true or false/],
         [{ name: 'x', trigger: 'any', scope: 'all', extra: 1 }, /extra/],
       ];
