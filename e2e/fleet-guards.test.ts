@@ -5,6 +5,8 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import {
   type AgentProcess,
   type ConsoleProcess,
@@ -23,11 +25,14 @@ import {
  */
 const pgUrl = process.env.PALISADE_TEST_DATABASE_URL;
 if (process.env.CI && !pgUrl) throw new Error('CI: PALISADE_TEST_DATABASE_URL must be set');
-const setups: { name: string; env: Record<string, string> }[] = [{ name: 'SQLite', env: {} }];
+const setups: { name: string; env: Record<string, string>; schema: string | null }[] = [
+  { name: 'SQLite', env: {}, schema: null },
+];
 if (pgUrl)
   setups.push({
     name: 'PostgreSQL',
     env: { PALISADE_DATABASE_URL: pgUrl, PALISADE_DATABASE_SCHEMA: `fleet_guards_${process.pid}` },
+    schema: `fleet_guards_${process.pid}`,
   });
 
 /** The console's public URL names this address (never called: only compared with reported bans). */
@@ -127,6 +132,34 @@ for (const setup of setups) {
       ttl_s: TEN_YEARS,
       ...extra,
     });
+
+    /**
+     * Writes straight to the console's database, as an entry stored before these checks existed
+     * would be there (`?` placeholders; `$n` on PostgreSQL).
+     */
+    async function rawSql(text: string, params: unknown[]) {
+      if (setup.schema === null) {
+        const file = new SQLite(join(dir.path, 'console', 'console.db'));
+        try {
+          file.prepare(text).run(...params);
+        } finally {
+          file.close();
+        }
+        return;
+      }
+      const client = new pg.Client({ connectionString: pgUrl });
+      await client.connect();
+      try {
+        let i = 0;
+        await client.query(`SET search_path TO "${setup.schema}"`);
+        await client.query(
+          text.replace(/\?/g, () => `$${++i}`),
+          params,
+        );
+      } finally {
+        await client.end();
+      }
+    }
 
     /** The agent's blacklist (through the control proxy). */
     async function blacklist(edge: number): Promise<{ ip: string; note?: string; source: string }[]> {
@@ -333,6 +366,38 @@ for (const setup of setups) {
       await eventually('edge-2 gets 10.1.2.3', () => holds(1, '10.1.2.3'));
       const off = await call('PATCH', `/api/fleet/policies/${policy.id}`, body);
       assert.equal(off.body.data.policy.allow_private, false, 'off again unless sent');
+    });
+
+    test('an entry stored before these checks (0.0.0.0/1) is never put on an agent: the application fails with why', async () => {
+      const now = Date.now();
+      // The account is the policy's (made in before).
+      const [policy] = (await call('GET', '/api/fleet/policies')).body.data.policies;
+      await rawSql(
+        `insert into fleet_entries (account_id, list, address, reason, origin_kind, scope_kind, created_by, created_at, active_key)
+         select account_id, 'black', '0.0.0.0/1', 'stored before issue 26', 'manual', 'all', 'an old console', ?, account_id || ':black:0.0.0.0/1'
+         from fleet_policies where id = ?`,
+        [now, policy.id],
+      );
+      const bad = (await call('GET', '/api/fleet/addresses?ip=0.0.0.0/1')).body.data.entries.find(
+        (e: { address: string }) => e.address === '0.0.0.0/1',
+      );
+      assert.equal(bad.address, '0.0.0.0/1');
+      await rawSql(
+        `insert into fleet_applications (entry_id, server_id, account_id, want, force, state, attempts, next_attempt_at, locked_until, preexisting, updated_at)
+         select ?, id, account_id, 'present', 0, 'pending', 0, ?, 0, 0, ? from servers where id = ?`,
+        [bad.id, now, now, edges[1]],
+      );
+      const app = await eventually('the application is settled', async () => {
+        const e = (await call('GET', '/api/fleet/addresses?ip=0.0.0.0/1')).body.data.entries.find(
+          (x: { id: number }) => x.id === bad.id,
+        );
+        const a = e.servers.find((s: { server_id: number }) => s.server_id === edges[1]);
+        return a?.state === 'pending' ? undefined : a;
+      });
+      assert.equal(app.state, 'failed');
+      assert.match(app.reason, /^refused by the console: 0\.0\.0\.0\/1 covers unspecified/);
+      assert.equal(await holds(1, '0.0.0.0/1'), undefined, 'edge-2 never got it');
+      assert.equal((await call('DELETE', `/api/fleet/entries/${bad.id}`)).status, 200);
     });
 
     test('reported bans are bounded per server per minute, the rest counted; the entries list pages', async () => {

@@ -249,7 +249,17 @@ export function createFleetService({
     return id;
   }
 
-  const propagator = createPropagator({ db, clock, servers, audit });
+  /** Why a blacklist entry must never reach an agent (one stored before these checks existed); null when it may. */
+  async function neverBlock(address: string): Promise<string | null> {
+    const net = readNetwork(address);
+    if (!net) return null;
+    const special = specialUse(net);
+    if (special) return `${net.text} covers ${special} addresses`;
+    const mine = await ownAddressIn(net);
+    return mine ? `${net.text} covers ${mine.net.text}, the console's own address (${mine.what})` : null;
+  }
+
+  const propagator = createPropagator({ db, clock, servers, audit, neverBlock });
   const kick = () => propagator.kick();
 
   return {
