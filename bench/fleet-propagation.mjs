@@ -158,8 +158,21 @@ try {
     }
     const added = performance.now() - started;
     for (let i = 0; ; i += 1) {
-      const entries = (await call('GET', '/api/fleet/entries?list=black', undefined, cookie)).json.data.entries;
-      const waiting = entries.reduce((n, e) => n + e.counts.pending, 0);
+      // The list pages (docs/api.md, "Lists that page"): every page is counted.
+      let waiting = 0;
+      let cursor = null;
+      do {
+        const page = (
+          await call(
+            'GET',
+            `/api/fleet/entries?list=black&limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+            undefined,
+            cookie,
+          )
+        ).json.data;
+        waiting += page.entries.reduce((n, e) => n + e.counts.pending, 0);
+        cursor = page.next_cursor;
+      } while (cursor);
       if (waiting === 0) break;
       if (i > 6000) throw new Error(`${waiting} applications still pending`);
       await sleep(500);

@@ -82,6 +82,11 @@ for (const dialect of dialects()) {
         [{ name: 'x', trigger: 'any', scope: 'product' }, /^product_id: expected a product id/],
         [{ name: '', trigger: 'any', scope: 'all' }, /^name: /],
         [{ name: 'x', trigger: 'any', scope: 'all', duration_s: 0 }, /^duration_s: /],
+        [
+          { name: 'x', trigger: 'any', scope: 'all', duration_s: 30 * 86_400 + 1 },
+          /^duration_s: expected 1 to 2592000/,
+        ],
+        [{ name: 'x', trigger: 'any', scope: 'all', allow_private: 'yes' }, /^allow_private: expected true or false/],
         [{ name: 'x', trigger: 'any', scope: 'all', extra: 1 }, /extra/],
       ];
       for (const [body, error] of cases) {
@@ -261,7 +266,13 @@ for (const dialect of dialects()) {
       const bad = await call(owner, 'DELETE', '/api/fleet/addresses?ip=not-an-ip');
       assert.deepEqual([bad.statusCode, bad.json().error], [400, 'ip: "not-an-ip" is not an IP address or CIDR range']);
       const lifted = await call(owner, 'DELETE', '/api/fleet/addresses?ip=203.0.113.50');
-      assert.deepEqual(lifted.json().data, { lifted: 1 });
+      const answer = lifted.json().data;
+      assert.deepEqual([answer.lifted, answer.complete], [1, false], 'the servers cannot be reached: not complete');
+      assert.deepEqual(
+        answer.still_held.map((s: { server_name: string; state: string }) => `${s.server_name} ${s.state}`),
+        ['web-1 pending', 'web-2 pending', 'db-1 pending'],
+        'the first server (its own ban), the one it was propagated to, and db-1 (asked to drop it when it left the scope)',
+      );
       assert.deepEqual((await call(owner, 'GET', '/api/fleet/addresses?ip=203.0.113.50')).json().data.entries, []);
 
       const audit = (await call(owner, 'GET', '/api/audit?limit=200')).json().data.entries as {

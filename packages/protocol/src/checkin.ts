@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkinBansOutcomeSchema } from './fleet.js';
 
 /**
  * The check-in: what an agent sends to `POST /api/agent/checkin` every `interval_s` seconds and
@@ -49,11 +50,11 @@ export const checkinBanSchema = z.object({
   /** The block pattern's name when `kind` is `log_pattern`. */
   pattern: z.string().max(64).nullable(),
   at: z.number().int('expected epoch milliseconds').positive('expected epoch milliseconds'),
-  ttl_s: z
-    .number()
-    .int()
-    .min(1)
-    .max(10 * 365 * 86400),
+  /**
+   * How long the agent bans it; null: for good. The console propagates a ban for at most
+   * REPORTED_BAN_MAX_TTL_S (30 days): a longer or null ttl is clamped, not refused.
+   */
+  ttl_s: z.number().int().min(1).nullable(),
 });
 export type CheckinBan = z.infer<typeof checkinBanSchema>;
 
@@ -89,5 +90,7 @@ export type BenchmarkJob = z.infer<typeof benchmarkJobSchema>;
 export const checkinAnswerSchema = z.object({
   interval_s: z.number().int().min(1).max(86_400),
   jobs: z.array(benchmarkJobSchema),
+  /** What became of the reported `bans` (present when the check-in reported any): accepted, and refused by reason. */
+  bans: checkinBansOutcomeSchema.optional(),
 });
 export type CheckinAnswer = z.infer<typeof checkinAnswerSchema>;

@@ -476,13 +476,15 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'get',
     path: '/api/fleet/entries',
-    summary: 'The fleet blacklist and whitelist entries in force, with their state counts',
+    summary:
+      'The fleet blacklist and whitelist entries in force, newest first, a page at a time, with their state counts',
     auth: 'session',
     status: 200,
     answer: 'fleetEntries',
     errors: [400, 401],
     query: {
       list: { description: 'black or white; both without it', schema: { type: 'string', enum: ['black', 'white'] } },
+      ...paging,
     },
   },
   {
@@ -497,11 +499,20 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'delete',
     path: '/api/fleet/entries/{id}',
-    summary: 'Lift one fleet entry from every server that holds it',
+    summary: 'Lift one fleet entry from every server that holds it; answers the servers that have not dropped it yet',
     auth: 'session',
     status: 200,
-    answer: 'fleetEntry',
+    answer: 'fleetEntryLifted',
     errors: [401, 403, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/servers/{id}/bans',
+    summary: "A server's reported bans: the rate it is held to, and the bans refused, by reason",
+    auth: 'session',
+    status: 200,
+    answer: 'fleetServerBans',
+    errors: [401, 404],
   },
   {
     method: 'get',
@@ -516,7 +527,8 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'delete',
     path: '/api/fleet/addresses',
-    summary: 'Lift an address everywhere: every fleet blacklist entry holding it, on every server',
+    summary:
+      'Lift an address everywhere: every fleet blacklist entry holding it, on every server; answers the servers that have not dropped it yet',
     auth: 'session',
     status: 200,
     answer: 'fleetLifted',

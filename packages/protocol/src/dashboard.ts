@@ -30,7 +30,14 @@ import {
 } from './dashboard-account.js';
 import { createdEnrolmentTokenSchema, enrolmentTokenSchema } from './enrolment.js';
 import { ERROR_CODES } from './envelope.js';
-import { fleetAddressSchema, fleetEntrySchema, fleetPolicySchema } from './fleet.js';
+import {
+  fleetAddressSchema,
+  fleetEntriesPageSchema,
+  fleetEntrySchema,
+  fleetLiftSchema,
+  fleetPolicySchema,
+  fleetServerBansSchema,
+} from './fleet.js';
 import { SERVER_STATES } from './server-state.js';
 import { serverTagSchema } from './server-tags.js';
 import {
@@ -324,10 +331,12 @@ export const dashboardResponses = {
   auditPage: data(auditPageSchema),
   fleetPolicies: data(z.object({ policies: z.array(fleetPolicySchema) })),
   fleetPolicy: data(z.object({ policy: fleetPolicySchema })),
-  fleetEntries: data(z.object({ entries: z.array(fleetEntrySchema) })),
+  fleetEntries: data(fleetEntriesPageSchema),
   fleetEntry: data(z.object({ entry: fleetEntrySchema })),
+  fleetEntryLifted: data(fleetLiftSchema.extend({ entry: fleetEntrySchema })),
+  fleetServerBans: data(fleetServerBansSchema),
   fleetAddress: data(fleetAddressSchema),
-  fleetLifted: data(z.object({ lifted: z.number().int().nonnegative() })),
+  fleetLifted: data(fleetLiftSchema),
   server: data(z.object({ server: dashboardServerSchema })),
   connection: data(connectionCheckSchema),
   enrollment: data(enrollmentSchema),

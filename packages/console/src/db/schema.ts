@@ -169,8 +169,20 @@ export interface FleetPoliciesTable {
   scope_product_id: number | null;
   duration_s: number | null; // null: as long as the first server's ban
   enabled: number;
+  allow_private: Generated<number>; // 1: reported bans of private addresses propagate too
   created_at: number;
   updated_at: number;
+}
+
+/** Per server: the minute its reported bans are counted in, and the bans refused so far (docs/protection.md). */
+export interface FleetBanReportsTable {
+  server_id: number;
+  window_start: number;
+  window_count: number;
+  refused: string; // JSON { reason: count }
+  refused_total: number;
+  last_refused_at: number | null;
+  last_refused: string | null;
 }
 
 export interface FleetEntriesTable {
@@ -450,6 +462,7 @@ export interface DB {
   fleet_policies: FleetPoliciesTable;
   fleet_entries: FleetEntriesTable;
   fleet_applications: FleetApplicationsTable;
+  fleet_ban_reports: FleetBanReportsTable;
   benchmark_runs: BenchmarkRunsTable;
   link_holders: LinkHoldersTable;
   link_relay_messages: LinkRelayMessagesTable;

@@ -1,6 +1,8 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Database, FleetApplicationsTable, FleetEntriesTable, FleetPoliciesTable } from '../db/schema.js';
+import type { PageRequest } from '../validation.js';
 import { oneOf } from './dialect.js';
+import { keysetPage } from './paging.js';
 
 // ---- policies ----
 
@@ -77,6 +79,22 @@ export function listActiveEntries(db: Database, accountId: number, list?: FleetE
     .where('active_key', 'is not', null);
   if (list) q = q.where('list', '=', list);
   return q.orderBy('id', 'desc').execute();
+}
+
+/** One page of the account's entries in force (of one list, or both), newest first, with how many there are. */
+export async function listActiveEntriesPage(
+  db: Database,
+  accountId: number,
+  list: FleetEntriesTable['list'] | undefined,
+  page: PageRequest,
+) {
+  let q = db
+    .selectFrom('fleet_entries')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('active_key', 'is not', null);
+  if (list) q = q.where('list', '=', list);
+  return keysetPage(q, { key: 'created_at', id: 'id' }, page, (e) => [Number(e.created_at), Number(e.id)]);
 }
 
 export const entriesOfPolicy = (db: Database, policyId: number) =>
@@ -366,3 +384,120 @@ export const applicationsOf = (db: Database, entryIds: number[]) =>
         .where('a.entry_id', 'in', entryIds)
         .orderBy('a.server_id')
         .execute();
+
+/** The lifted entries' servers that have not confirmed they dropped them (pending or failed removals). */
+export const unfinishedRemovals = (db: Database, entryIds: number[]) =>
+  entryIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('fleet_applications as a')
+        .innerJoin('servers as s', 's.id', 'a.server_id')
+        .innerJoin('fleet_entries as e', 'e.id', 'a.entry_id')
+        .select(['a.entry_id', 'e.address', 'a.server_id', 's.name as server_name', 'a.state', 'a.reason'])
+        .where('a.entry_id', 'in', entryIds)
+        .where('a.want', '=', 'absent')
+        .where('a.state', '!=', 'applied')
+        .orderBy('a.server_id')
+        .orderBy('a.entry_id')
+        .execute();
+
+// ---- reported bans: the rate and what was refused ----
+
+export const findBanReport = (db: Database, serverId: number) =>
+  db.selectFrom('fleet_ban_reports').selectAll().where('server_id', '=', serverId).executeTakeFirst();
+
+/**
+ * Takes up to `wanted` of the server's reported bans for the minute starting at `windowStart`, at
+ * most `limit` a minute across every console process (a compare-and-set on the row, tried again
+ * when another process changed it meanwhile); answers how many were granted.
+ */
+export async function takeBanQuota(
+  db: Database,
+  serverId: number,
+  windowStart: number,
+  wanted: number,
+  limit: number,
+): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const row = await findBanReport(db, serverId);
+    if (!row) {
+      const granted = Math.min(wanted, limit);
+      const inserted = await db
+        .insertInto('fleet_ban_reports')
+        .values({
+          server_id: serverId,
+          window_start: windowStart,
+          window_count: granted,
+          refused: '{}',
+          refused_total: 0,
+          last_refused_at: null,
+          last_refused: null,
+        })
+        .onConflict((oc) => oc.column('server_id').doNothing())
+        .returning('server_id')
+        .executeTakeFirst();
+      if (inserted) return granted;
+      continue;
+    }
+    const sameWindow = Number(row.window_start) === windowStart;
+    const used = sameWindow ? Number(row.window_count) : 0;
+    const granted = Math.max(0, Math.min(wanted, limit - used));
+    if (granted === 0) return 0;
+    const res = await db
+      .updateTable('fleet_ban_reports')
+      .set({ window_start: windowStart, window_count: used + granted })
+      .where('server_id', '=', serverId)
+      .where('window_start', '=', Number(row.window_start))
+      .where('window_count', '=', Number(row.window_count))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) > 0) return granted;
+  }
+  return 0;
+}
+
+/** Adds refused bans to the server's counts (by reason), with the last one in words. */
+export async function addRefusedBans(
+  db: Database,
+  serverId: number,
+  counts: Record<string, number>,
+  last: string,
+  now: number,
+) {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  if (total === 0) return;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const row = await findBanReport(db, serverId);
+    if (!row) {
+      const inserted = await db
+        .insertInto('fleet_ban_reports')
+        .values({
+          server_id: serverId,
+          window_start: 0,
+          window_count: 0,
+          refused: JSON.stringify(counts),
+          refused_total: total,
+          last_refused_at: now,
+          last_refused: last,
+        })
+        .onConflict((oc) => oc.column('server_id').doNothing())
+        .returning('server_id')
+        .executeTakeFirst();
+      if (inserted) return;
+      continue;
+    }
+    const merged = JSON.parse(row.refused) as Record<string, number>;
+    for (const [k, v] of Object.entries(counts)) merged[k] = (merged[k] ?? 0) + v;
+    const res = await db
+      .updateTable('fleet_ban_reports')
+      .set({
+        refused: JSON.stringify(merged),
+        refused_total: Number(row.refused_total) + total,
+        last_refused_at: now,
+        last_refused: last,
+      })
+      .where('server_id', '=', serverId)
+      .where('refused_total', '=', Number(row.refused_total))
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) > 0) return;
+  }
+}

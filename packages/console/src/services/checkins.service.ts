@@ -1,6 +1,7 @@
 import {
   type CheckinAnswer,
   type CheckinBan,
+  type CheckinBansOutcome,
   type CheckinSample,
   checkinRequestSchema,
   hashToken,
@@ -47,11 +48,14 @@ function activeAttacks(value: unknown): number | null {
 /** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
 export type JobSource = (serverId: number) => Promise<CheckinAnswer['jobs']>;
 
-/** Told of each check-in once it is stored, with the bans it reported (fleet policies plug in here). */
+/**
+ * Told of each check-in once it is stored, with the bans it reported (fleet policies plug in here);
+ * may answer what became of the bans, which the check-in's answer carries (`bans`).
+ */
 export type CheckinListener = (
   server: { id: number; account_id: number; name: string },
   bans: CheckinBan[],
-) => Promise<void>;
+) => Promise<CheckinBansOutcome | undefined>;
 
 export function createCheckinsService({
   db,
@@ -124,9 +128,10 @@ export function createCheckinsService({
         },
       });
       await changes.changed(server.account_id);
-      for (const listener of listeners) await listener(server, input.bans ?? []);
+      let bans: CheckinBansOutcome | undefined;
+      for (const listener of listeners) bans = (await listener(server, input.bans ?? [])) ?? bans;
       const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
-      const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs };
+      const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs, ...(bans ? { bans } : {}) };
       return answer;
     },
 

@@ -118,8 +118,8 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   }),
   define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
   define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
-  define('fleet', ['servers', 'audit', 'checkins'], ({ db, clock }, s) => {
-    const fleet = createFleetService({ db, clock, servers: s.servers, audit: s.audit });
+  define('fleet', ['servers', 'audit', 'checkins'], ({ db, clock, config }, s) => {
+    const fleet = createFleetService({ db, clock, servers: s.servers, audit: s.audit, config });
     s.checkins.addListener((server, bans) => fleet.checkedIn(server, bans)); // bans reported in check-ins propagate
     s.servers.addChangeListener((accountId, serverId) => fleet.serverChanged(accountId, serverId)); // new or retagged servers follow the scopes
     return fleet;

@@ -19,7 +19,8 @@ import { fleetProtection } from './0018-fleet-protection.js';
 import { linkRelay } from './0019-link-relay.js';
 import { changeCounter } from './0021-change-counter.js';
 import { scoreWindowMark } from './0022-score-window-mark.js';
-import { alertChannelConfirmation } from './0035-alert-channel-confirmation.js';
+import { fleetBanLimits } from './0023-fleet-ban-limits.js';
+import { alertChannelConfirmation } from './0024-alert-channel-confirmation.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -47,7 +48,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0019_link_relay': linkRelay(dialect),
     '0021_change_counter': changeCounter(dialect),
     '0022_score_window_mark': scoreWindowMark(),
-    '0035_alert_channel_confirmation': alertChannelConfirmation,
+    '0023_fleet_ban_limits': fleetBanLimits(),
+    '0024_alert_channel_confirmation': alertChannelConfirmation,
   };
 }
 

@@ -4,9 +4,13 @@ import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import type { FleetActor } from '../../services/fleet-protection/index.js';
-import { parseId, parseInput } from '../../validation.js';
+import { parseId, parseInput, parsePage } from '../../validation.js';
 
-const listQuery = z.object({ list: z.enum(FLEET_LISTS, 'expected black or white').optional() });
+const listQuery = z.object({
+  list: z.enum(FLEET_LISTS, 'expected black or white').optional(),
+  cursor: z.unknown().optional(),
+  limit: z.unknown().optional(),
+});
 const ipQuery = z.object({
   ip: z.string('expected one IP address or CIDR, e.g. 203.0.113.7').min(1, 'expected one IP address or CIDR').max(100),
 });
@@ -55,8 +59,8 @@ export default async function fleetRoutes(app: FastifyInstance) {
   });
 
   app.get('/api/fleet/entries', { preHandler: requireSession }, async (request) => {
-    const { list } = parseInput(listQuery, request.query, 'query');
-    return { data: { entries: await fleet().listEntries(request.account!.id, list) } };
+    const { list, cursor, limit } = parseInput(listQuery, request.query, 'query');
+    return { data: await fleet().listEntries(request.account!.id, list, parsePage({ cursor, limit })) };
   });
 
   app.post('/api/fleet/entries', { preHandler: requireSession }, async (request, reply) => {
@@ -65,8 +69,16 @@ export default async function fleetRoutes(app: FastifyInstance) {
   });
 
   app.delete<{ Params: { id: string } }>('/api/fleet/entries/:id', { preHandler: requireSession }, async (request) => ({
-    data: { entry: await fleet().liftEntry(actorOf(request), idOf(request, 'fleet entry')) },
+    data: await fleet().liftEntry(actorOf(request), idOf(request, 'fleet entry')),
   }));
+
+  app.get<{ Params: { id: string } }>(
+    '/api/fleet/servers/:id/bans',
+    { preHandler: requireSession },
+    async (request) => ({
+      data: await fleet().serverBans(request.account!.id, idOf(request, 'server')),
+    }),
+  );
 
   app.get('/api/fleet/addresses', { preHandler: requireSession }, async (request) => {
     const { ip } = parseInput(ipQuery, request.query, 'query');

@@ -1,23 +1,44 @@
-import type { CheckinBan, FleetAddress, FleetEntryInput, FleetPolicyInput, FleetScope } from '@palisade/protocol';
-import { overlaps, readNetwork } from '@palisade/protocol/networks';
-import type { AuditLogTable, Database, FleetEntriesTable } from '../../db/schema.js';
-import { conflict, notFound } from '../../errors.js';
 import {
+  type CheckinBan,
+  type CheckinBansOutcome,
+  type FleetAddress,
+  type FleetEntryInput,
+  type FleetLift,
+  type FleetPolicyInput,
+  type FleetScope,
+  type FleetServerBans,
+  hasControlCharacters,
+  MANUAL_MIN_PREFIX,
+  REPORTED_BAN_MAX_TTL_S,
+  REPORTED_BANS_PER_MINUTE,
+  REPORTED_MIN_PREFIX,
+  type RefusedBanReason,
+} from '@palisade/protocol';
+import { contains, type Network, overlaps, readNetwork } from '@palisade/protocol/networks';
+import type { ConsoleConfig } from '../../config.js';
+import type { AuditLogTable, Database, FleetEntriesTable } from '../../db/schema.js';
+import { badRequest, conflict, notFound } from '../../errors.js';
+import {
+  addRefusedBans,
   applicationsOf,
   deletePolicy,
   entriesOfPolicy,
+  findBanReport,
   findEntry,
   findPolicy,
   insertEntry,
   insertPolicy,
   liftEntry,
   listActiveEntries,
+  listActiveEntriesPage,
   listPolicies,
   retireExpiredEntries,
   retryServersNow,
   scopeServers,
   serverApplications,
   setPolicyEntriesScope,
+  takeBanQuota,
+  unfinishedRemovals,
   updatePolicy,
   wantAbsent,
   wantAbsentForced,
@@ -26,11 +47,14 @@ import {
   wantPresentOn,
 } from '../../repositories/fleet.repository.js';
 import { findProduct } from '../../repositories/products.repository.js';
+import type { PageRequest } from '../../validation.js';
 import { requirePermission } from '../accounts.service.js';
 import type { AuditService } from '../audit.service.js';
 import { createBatchLoader } from '../batch-loader.js';
 import { type ServersService, serverTags } from '../servers/index.js';
+import { createOwnAddresses } from './own-addresses.js';
 import { createPropagator } from './propagation.js';
+import { isPrivate, specialUse } from './special-use.js';
 import {
   activeKey,
   applicationView,
@@ -61,17 +85,29 @@ export interface FleetActor {
  * to the others in their scope, the fleet blacklist and whitelist, and the propagation of every
  * entry to each server through the control proxy, retried until the server answers, each once.
  */
+/** How long a lift waits for this process's propagation round before it answers what is still held. */
+const LIFT_WAIT_MS = 5000;
+
 export function createFleetService({
   db,
   clock,
   servers,
   audit,
+  config = { publicUrl: null, host: '' },
 }: {
   db: Database;
   clock: () => number;
   servers: ServersService;
   audit: AuditService;
+  config?: Pick<ConsoleConfig, 'publicUrl' | 'host'> & Partial<Pick<ConsoleConfig, 'metricsAddr'>>;
 }) {
+  const own = createOwnAddresses(config);
+
+  /** The console's own address `net` covers, with where the console has it; null when none. */
+  async function ownAddressIn(net: Network) {
+    return (await own.list()).find((o) => contains(net, o.net)) ?? null;
+  }
+
   /** Servers that checked in within one turn of the event loop are retried with one statement. */
   const retryNow = createBatchLoader(async (serverIds: number[]) => {
     await retryServersNow(db, serverIds, clock());
@@ -213,7 +249,17 @@ export function createFleetService({
     return id;
   }
 
-  const propagator = createPropagator({ db, clock, servers, audit });
+  /** Why a blacklist entry must never reach an agent (one stored before these checks existed); null when it may. */
+  async function neverBlock(address: string): Promise<string | null> {
+    const net = readNetwork(address);
+    if (!net) return null;
+    const special = specialUse(net);
+    if (special) return `${net.text} covers ${special} addresses`;
+    const mine = await ownAddressIn(net);
+    return mine ? `${net.text} covers ${mine.net.text}, the console's own address (${mine.what})` : null;
+  }
+
+  const propagator = createPropagator({ db, clock, servers, audit, neverBlock });
   const kick = () => propagator.kick();
 
   return {
@@ -236,6 +282,7 @@ export function createFleetService({
         scope_product_id: scope.product_id,
         duration_s: input.duration_s,
         enabled: input.enabled ? 1 : 0,
+        allow_private: input.allow_private ? 1 : 0,
         created_at: now,
         updated_at: now,
       });
@@ -263,6 +310,7 @@ export function createFleetService({
         scope_product_id: scope.product_id,
         duration_s: input.duration_s,
         enabled: input.enabled ? 1 : 0,
+        allow_private: input.allow_private ? 1 : 0,
         updated_at: clock(),
       });
       await reconcilePolicyEntries(actor.accountId, id, scope);
@@ -279,9 +327,11 @@ export function createFleetService({
     },
 
     // ---- the fleet lists ----
-    async listEntries(accountId: number, list?: FleetEntriesTable['list']) {
+    /** One page of the entries in force, newest first (docs/api.md, "Lists that page"). */
+    async listEntries(accountId: number, list: FleetEntriesTable['list'] | undefined, page: PageRequest) {
       await retireExpiredEntries(db, clock());
-      return (await views(await listActiveEntries(db, accountId, list))).map((v) => v.entry);
+      const { items, next_cursor, total } = await listActiveEntriesPage(db, accountId, list, page);
+      return { entries: (await views(items)).map((v) => v.entry), next_cursor, total };
     },
 
     /**
@@ -292,6 +342,20 @@ export function createFleetService({
     async addEntry(actor: FleetActor, input: FleetEntryInput) {
       requirePermission(actor, 'control.edit');
       const net = parseIp(input.ip);
+      const bits = MANUAL_MIN_PREFIX[net.family];
+      if (net.prefix < bits && input.confirm_wide !== true)
+        throw badRequest(
+          `ip: ${net.text} is wider than /${bits} (${2n ** BigInt((net.family === 4 ? 32 : 128) - net.prefix)} addresses); send "confirm_wide": true to add it anyway`,
+        );
+      if (input.list === 'black') {
+        const special = specialUse(net);
+        if (special) throw badRequest(`ip: ${net.text} covers ${special} addresses, which a fleet list never blocks`);
+        const mine = await ownAddressIn(net);
+        if (mine)
+          throw badRequest(
+            `ip: ${net.text} covers ${mine.net.text}, the console's own address (${mine.what}); blocking it would cut servers off from the console`,
+          );
+      }
       const scope = scopeInput(input);
       await checkScope(actor.accountId, scope);
       const now = clock();
@@ -332,13 +396,17 @@ export function createFleetService({
       return (await views([row]))[0]!.entry;
     },
 
-    /** Lifts one entry from every server that holds it (their own entries for it too). */
+    /**
+     * Lifts one entry from every server that holds it (their own entries for it too), and answers
+     * the servers that have not confirmed it yet (FleetLift).
+     */
     async liftEntry(actor: FleetActor, id: number) {
       const row = await findEntry(db, actor.accountId, id);
       if (!row) throw notFound('fleet entry');
       requirePermission(actor, 'control.edit');
-      await lift(actor, row as EntryRow);
-      return (await views([(await findEntry(db, actor.accountId, id)) as EntryRow]))[0]!.entry;
+      const lifted = (await lift(actor, row as EntryRow)) ? 1 : 0;
+      const outcome = await liftOutcome([id], lifted);
+      return { entry: (await views([(await findEntry(db, actor.accountId, id)) as EntryRow]))[0]!.entry, ...outcome };
     },
 
     /** Which servers block an address through the fleet, since when, and why. */
@@ -363,8 +431,30 @@ export function createFleetService({
         const other = readNetwork(e.address);
         return other !== null && overlaps(other, net);
       });
-      for (const row of rows) await lift(actor, row as EntryRow);
-      return { lifted: rows.length };
+      let lifted = 0;
+      for (const row of rows) if (await lift(actor, row as EntryRow)) lifted++;
+      return liftOutcome(
+        rows.map((r) => Number(r.id)),
+        lifted,
+      );
+    },
+
+    /** A server's reported bans: the rate it is held to and what was refused, by reason. */
+    async serverBans(accountId: number, serverId: number): Promise<FleetServerBans> {
+      await servers.requireServer(accountId, serverId);
+      const row = await findBanReport(db, serverId);
+      const windowStart = Math.floor(clock() / 60_000) * 60_000;
+      const current = row !== undefined && Number(row.window_start) === windowStart;
+      return {
+        server_id: serverId,
+        limit_per_minute: REPORTED_BANS_PER_MINUTE,
+        window_started_at: current ? windowStart : null,
+        accepted_in_window: current ? Number(row.window_count) : 0,
+        refused_total: row ? Number(row.refused_total) : 0,
+        refused: row ? (JSON.parse(row.refused) as FleetServerBans['refused']) : {},
+        last_refused_at: row?.last_refused_at == null ? null : Number(row.last_refused_at),
+        last_refused: row?.last_refused ?? null,
+      };
     },
 
     // ---- propagation ----
@@ -382,72 +472,70 @@ export function createFleetService({
 
     /**
      * A check-in arrived: the server gets at once what it missed, and each ban it reported that a
-     * policy covers becomes a fleet entry for the other servers in scope, unless the address already
-     * has one (a ban the fleet put there, reported back, is never propagated again) or the fleet
-     * whitelist holds it.
+     * policy covers becomes a fleet entry for the other servers in scope that do not hold the address
+     * through the fleet yet (judged per server: an entry scoped to some servers does not stop the
+     * others), unless the fleet whitelist holds it there. What a fleet may hold is checked first
+     * (docs/protection.md, "What a fleet may hold"): a refused ban is dropped and counted, never the
+     * check-in. Answers what became of the bans, for the check-in's answer.
      */
-    async checkedIn(server: { id: number; account_id: number; name: string }, bans: CheckinBan[]) {
+    async checkedIn(
+      server: { id: number; account_id: number; name: string },
+      bans: CheckinBan[],
+    ): Promise<CheckinBansOutcome | undefined> {
       await retryNow(server.id);
-      if (bans.length === 0) return;
-      const policies = (await listPolicies(db, server.account_id)).filter((p) => Number(p.enabled) === 1);
-      if (policies.length === 0) return;
-      const all = await scopeServers(db, server.account_id);
-      const me = all.find((s) => Number(s.id) === server.id);
-      if (!me) return;
-      await retireExpiredEntries(db, clock());
-      const held = (await listActiveEntries(db, server.account_id)).map((e) => ({
-        list: e.list,
-        net: readNetwork(e.address),
-      }));
+      if (bans.length === 0) return undefined;
+      const now = clock();
+      const refused: Partial<Record<RefusedBanReason, number>> = {};
+      let last = '';
+      const refuse = (reason: RefusedBanReason, why: string) => {
+        refused[reason] = (refused[reason] ?? 0) + 1;
+        last = why;
+      };
+      const mine = await own.list();
+      const valid: { ban: CheckinBan; net: Network }[] = [];
       for (const ban of bans) {
+        const text = [ban.ip, ban.kind, ban.pattern ?? '', ban.attack_id ?? ''];
+        if (text.some(hasControlCharacters)) {
+          refuse('control_characters', 'a ban with control characters in its ip, kind, pattern or attack_id');
+          continue;
+        }
         const net = readNetwork(ban.ip);
-        if (!net || net.prefix === 0) continue;
-        if (held.some((h) => h.net !== null && overlaps(h.net, net))) continue;
-        const policy = policies.find((p) => triggerMatches(p.trigger, ban) && inScope(scopeOf(p), me));
-        if (!policy) continue;
-        const scope = scopeOf(policy);
-        const to = all.filter((s) => Number(s.id) !== server.id && inScope(scope, s)).map((s) => Number(s.id));
-        const now = clock();
-        const ttlS = policy.duration_s === null ? ban.ttl_s : Number(policy.duration_s);
-        const event =
-          ban.kind === 'log_pattern'
-            ? `pattern ${ban.pattern ?? '?'}`
-            : `${ban.kind} attack ${ban.attack_id ?? ''}`.trim();
-        const id = await createEntry(
-          server.account_id,
-          {
-            list: 'black',
-            address: net.text,
-            reason: `${event} on ${server.name}`.slice(0, 180),
-            origin_kind: ban.kind === 'log_pattern' ? 'pattern' : 'attack',
-            origin_server_id: server.id,
-            origin_server_name: server.name,
-            origin_event: event.slice(0, 200),
-            policy_id: Number(policy.id),
-            scope_kind: scope.scope,
-            scope_tags: tagsText(scope.tags),
-            scope_product_id: scope.product_id,
-            created_by: `fleet policy ${policy.id}`,
-            created_at: now,
-            expires_at: Math.min(ban.at, now) + ttlS * 1000,
-          },
-          to,
-        );
-        held.push({ list: 'black', net });
-        if (id === null) continue; // another process heard of it first: propagated once
-        await audit.fleet({
-          accountId: server.account_id,
-          action: 'fleet.entry',
-          actor: { kind: 'console', id: Number(policy.id), label: `fleet policy ${policy.id}` },
-          ip: null,
-          server: { id: server.id, name: server.name },
-          method: 'POST',
-          path: 'fleet/entries',
-          summary: `${net.text} banned on ${server.name} (${event}); propagating to ${to.length} server${to.length === 1 ? '' : 's'} for ${ttlS} s`,
-          status: 201,
-          outcome: 'done',
-        });
+        if (!net) {
+          refuse('invalid', `${ban.ip.slice(0, 64)} is not an IP address or CIDR range`);
+          continue;
+        }
+        const widest = REPORTED_MIN_PREFIX[net.family];
+        if (net.prefix < widest) {
+          refuse('too_wide', `${net.text} is wider than /${widest}`);
+          continue;
+        }
+        const special = specialUse(net);
+        if (special) {
+          refuse('special_use', `${net.text} is ${special}`);
+          continue;
+        }
+        const ownAddress = mine.find((o) => contains(net, o.net));
+        if (ownAddress) {
+          refuse('console_address', `${net.text} is the console's own address (${ownAddress.what})`);
+          continue;
+        }
+        valid.push({ ban, net });
       }
+      const granted =
+        valid.length === 0
+          ? 0
+          : await takeBanQuota(
+              db,
+              server.id,
+              Math.floor(now / 60_000) * 60_000,
+              valid.length,
+              REPORTED_BANS_PER_MINUTE,
+            );
+      for (const { net } of valid.slice(granted))
+        refuse('rate', `${net.text}: over ${REPORTED_BANS_PER_MINUTE} reported bans a minute`);
+      const dropped = await propagateReported(server, valid.slice(0, granted), refuse);
+      await addRefusedBans(db, server.id, refused, last, now);
+      return { accepted: granted - dropped, refused };
     },
 
     round: propagator.round,
@@ -455,9 +543,128 @@ export function createFleetService({
     settle: propagator.settle,
   };
 
-  async function lift(actor: FleetActor, row: EntryRow) {
+  /** Reported bans within the rate: each one a policy covers becomes an entry for the servers that need it. */
+  async function propagateReported(
+    server: { id: number; account_id: number; name: string },
+    bans: { ban: CheckinBan; net: Network }[],
+    refuse: (reason: RefusedBanReason, why: string) => void,
+  ): Promise<number> {
+    if (bans.length === 0) return 0;
+    const policies = (await listPolicies(db, server.account_id)).filter((p) => Number(p.enabled) === 1);
+    if (policies.length === 0) return 0;
+    const all = await scopeServers(db, server.account_id);
+    const me = all.find((s) => Number(s.id) === server.id);
+    if (!me) return 0;
+    let dropped = 0;
+    await retireExpiredEntries(db, clock());
+    const held = (await listActiveEntries(db, server.account_id)).map((e) => ({
+      list: e.list,
+      net: readNetwork(e.address),
+      scope: scopeOf(e),
+      origin: e.origin_server_id === null ? null : Number(e.origin_server_id),
+    }));
+    /** The fleet already blocks `net` on this server, or whitelists it there (the whitelist wins). */
+    const covered = (net: Network, s: (typeof all)[number]) =>
+      held.some(
+        (h) =>
+          h.net !== null &&
+          (h.list === 'black' ? contains(h.net, net) : overlaps(h.net, net)) &&
+          (h.origin === Number(s.id) || inScope(h.scope, s)),
+      );
+    for (const { ban, net } of bans) {
+      const policy = policies.find((p) => triggerMatches(p.trigger, ban) && inScope(scopeOf(p), me));
+      if (!policy) continue;
+      if (isPrivate(net) && Number(policy.allow_private) !== 1) {
+        refuse('private', `${net.text} is a private address (policy ${policy.id} does not allow_private)`);
+        dropped++;
+        continue;
+      }
+      const scope = scopeOf(policy);
+      const to = all
+        .filter((s) => Number(s.id) !== server.id && inScope(scope, s) && !covered(net, s))
+        .map((s) => Number(s.id));
+      if (to.length === 0) continue;
+      const now = clock();
+      const ttlS = Math.min(
+        policy.duration_s === null ? (ban.ttl_s ?? REPORTED_BAN_MAX_TTL_S) : Number(policy.duration_s),
+        REPORTED_BAN_MAX_TTL_S,
+      );
+      const event =
+        ban.kind === 'log_pattern'
+          ? `pattern ${ban.pattern ?? '?'}`
+          : `${ban.kind} attack ${ban.attack_id ?? ''}`.trim();
+      const id = await createEntry(
+        server.account_id,
+        {
+          list: 'black',
+          address: net.text,
+          reason: `${event} on ${server.name}`.slice(0, 180),
+          origin_kind: ban.kind === 'log_pattern' ? 'pattern' : 'attack',
+          origin_server_id: server.id,
+          origin_server_name: server.name,
+          origin_event: event.slice(0, 200),
+          policy_id: Number(policy.id),
+          scope_kind: scope.scope,
+          scope_tags: tagsText(scope.tags),
+          scope_product_id: scope.product_id,
+          created_by: `fleet policy ${policy.id}`,
+          created_at: now,
+          expires_at: Math.min(ban.at, now) + ttlS * 1000,
+        },
+        to,
+      );
+      held.push({ list: 'black', net, scope, origin: server.id });
+      if (id === null) continue; // another process heard of it first, or the address has an entry: propagated once
+      await audit.fleet({
+        accountId: server.account_id,
+        action: 'fleet.entry',
+        actor: { kind: 'console', id: Number(policy.id), label: `fleet policy ${policy.id}` },
+        ip: null,
+        server: { id: server.id, name: server.name },
+        method: 'POST',
+        path: 'fleet/entries',
+        summary: `${net.text} banned on ${server.name} (${event}); propagating to ${to.length} server${to.length === 1 ? '' : 's'} for ${ttlS} s`,
+        status: 201,
+        outcome: 'done',
+      });
+    }
+    return dropped;
+  }
+
+  /**
+   * After a lift: this process's propagation round is given up to LIFT_WAIT_MS to reach the servers,
+   * then every server that has not confirmed the removal is answered, with its state and why.
+   */
+  async function liftOutcome(entryIds: number[], lifted: number): Promise<FleetLift> {
+    if (entryIds.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        propagator.settle(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, LIFT_WAIT_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const still = await unfinishedRemovals(db, entryIds);
+    return {
+      lifted,
+      complete: still.length === 0,
+      still_held: still.map((a) => ({
+        entry_id: Number(a.entry_id),
+        address: a.address,
+        server_id: Number(a.server_id),
+        server_name: a.server_name,
+        state: a.state === 'failed' ? 'failed' : 'pending',
+        reason: a.reason,
+      })),
+    };
+  }
+
+  async function lift(actor: FleetActor, row: EntryRow): Promise<boolean> {
     const now = clock();
-    if (!(await liftEntry(db, Number(row.id), now, actor.label))) return;
+    if (!(await liftEntry(db, Number(row.id), now, actor.label))) return false;
     await wantAbsent(db, Number(row.id), now, { force: true });
     // Lifted everywhere: the first server drops its own ban too.
     if (row.origin_server_id !== null)
@@ -471,6 +678,7 @@ export function createFleetService({
       `lifted ${row.address} (${row.list}list)`,
       200,
     );
+    return true;
   }
 }
 

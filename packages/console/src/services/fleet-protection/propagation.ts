@@ -27,11 +27,17 @@ export function createPropagator({
   clock,
   servers,
   audit,
+  neverBlock = async () => null,
 }: {
   db: Database;
   clock: () => number;
   servers: ServersService;
   audit: AuditService;
+  /**
+   * Why a blacklist address must never be put on an agent (special-use, the console's own), or null:
+   * checked again before each call, so an entry stored before these checks existed is never applied.
+   */
+  neverBlock?: (address: string) => Promise<string | null>;
 }) {
   let running: Promise<void> | null = null;
   let again = false;
@@ -79,6 +85,13 @@ export function createPropagator({
     const batches = new Map<string, Due[]>();
     const tasks: (() => Promise<void>)[] = [];
     for (const app of mine) {
+      if (app.want === 'present' && app.list === 'black') {
+        const why = await neverBlock(app.address);
+        if (why) {
+          tasks.push(() => finish(app, 'failed', `refused by the console: ${why}`, 400));
+          continue;
+        }
+      }
       if (app.want !== 'present') {
         tasks.push(() => apply(app));
         continue;

@@ -39,6 +39,7 @@ export const policyView = (row: Selectable<FleetPoliciesTable>): FleetPolicy => 
   ...scopeOf(row),
   duration_s: row.duration_s === null ? null : Number(row.duration_s),
   enabled: Number(row.enabled) === 1,
+  allow_private: Number(row.allow_private) === 1,
   created_at: Number(row.created_at),
   updated_at: Number(row.updated_at),
 });

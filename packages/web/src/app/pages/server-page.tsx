@@ -1,6 +1,7 @@
 import type { Me } from '@palisade/protocol';
 import { Link, Outlet, useNavigate } from 'react-router';
 import { ErrorNote, Loading } from '../../components/states';
+import { ServerBansPanel } from '../../features/fleet/components/server-bans';
 import { AttacksPanel } from '../../features/protection/components/attacks-panel';
 import { useServer } from '../../features/servers/api/get-server';
 import { AgentKeyPanel } from '../../features/servers/components/agent-key-panel';
@@ -74,6 +75,7 @@ export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me
           <div className="stack">
             <LiveMetrics serverId={id} />
             <FactsPanel serverId={id} />
+            <ServerBansPanel serverId={id} />
           </div>
           <ScorePanel server={server} />
         </div>

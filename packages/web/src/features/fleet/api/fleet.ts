@@ -1,10 +1,13 @@
-import type {
-  FleetAddress,
-  FleetEntry,
-  FleetEntryInput,
-  FleetList,
-  FleetPolicy,
-  FleetPolicyInput,
+import {
+  type FleetAddress,
+  type FleetEntry,
+  type FleetEntryInput,
+  type FleetLift,
+  type FleetList,
+  type FleetPolicy,
+  type FleetPolicyInput,
+  type FleetServerBans,
+  PAGE_LIMIT_MAX,
 } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useQuery } from '../../../lib/query';
@@ -21,11 +24,30 @@ export const usePolicies = () =>
     async () => (await request<{ policies: FleetPolicy[] }>('GET', '/api/fleet/policies')).policies,
   );
 
-/** The entries in force; refreshed every 5 s, so states per server move as propagation goes. */
+/** Pages read for the lists panel at most (the list pages: docs/api.md, "Lists that page"). */
+const ENTRY_PAGES = 5;
+
+/** The entries in force, page by page; refreshed every 5 s, so states per server move as propagation goes. */
 export const useEntries = () =>
-  useQuery(entriesKey, async () => (await request<{ entries: FleetEntry[] }>('GET', '/api/fleet/entries')).entries, {
-    intervalMs: 5000,
-  });
+  useQuery(
+    entriesKey,
+    async () => {
+      const entries: FleetEntry[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < ENTRY_PAGES; page++) {
+        const answer: { entries: FleetEntry[]; next_cursor: string | null } = await request(
+          'GET',
+          '/api/fleet/entries',
+          { query: { limit: String(PAGE_LIMIT_MAX), ...(cursor ? { cursor } : {}) } },
+        );
+        entries.push(...answer.entries);
+        cursor = answer.next_cursor;
+        if (!cursor) break;
+      }
+      return entries;
+    },
+    { intervalMs: 5000 },
+  );
 
 const refresh = () => Promise.all([invalidate(fleetKey), invalidate(auditKey)]);
 
@@ -43,6 +65,7 @@ export async function setPolicyEnabled(policy: FleetPolicy, enabled: boolean) {
     ...(policy.scope === 'tags' ? { tags: policy.tags } : {}),
     ...(policy.scope === 'product' && policy.product_id !== null ? { product_id: policy.product_id } : {}),
     duration_s: policy.duration_s,
+    allow_private: policy.allow_private,
     enabled,
   };
   await request('PATCH', `/api/fleet/policies/${policy.id}`, { body });
@@ -69,7 +92,13 @@ export const lookUpFleetAddress = (ip: string) =>
   request<FleetAddress>('GET', '/api/fleet/addresses', { query: { ip } });
 
 export async function liftEverywhere(ip: string) {
-  const answer = await request<{ lifted: number }>('DELETE', '/api/fleet/addresses', { query: { ip } });
+  const answer = await request<FleetLift>('DELETE', '/api/fleet/addresses', { query: { ip } });
   await refresh();
   return answer;
 }
+
+/** A server's reported bans: the rate it is held to and what was refused (docs/protection.md, "What a fleet may hold"). */
+export const useServerBans = (serverId: number) =>
+  useQuery([...fleetKey, 'servers', serverId, 'bans'], () =>
+    request<FleetServerBans>('GET', `/api/fleet/servers/${serverId}/bans`),
+  );

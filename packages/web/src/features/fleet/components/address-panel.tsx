@@ -52,8 +52,13 @@ export function AddressPanel() {
     if (!answer) return;
     setLifting(true);
     try {
-      const { lifted: n } = await liftEverywhere(answer.ip);
-      setLifted(`Lifted ${n} fleet entr${n === 1 ? 'y' : 'ies'}; each server drops it as it answers.`);
+      const { lifted: n, still_held: still } = await liftEverywhere(answer.ip);
+      const waiting = [...new Set(still.map((s) => `${s.server_name} (${s.state}${s.reason ? `: ${s.reason}` : ''})`))];
+      setLifted(
+        `Lifted ${n} fleet entr${n === 1 ? 'y' : 'ies'}; ${
+          waiting.length === 0 ? 'every server dropped it.' : `not dropped yet on ${waiting.join(', ')}.`
+        }`,
+      );
       await look(answer.ip);
     } catch (err) {
       setError(errorText(err));

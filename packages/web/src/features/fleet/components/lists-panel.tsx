@@ -54,10 +54,12 @@ export function ListsPanel() {
   const [ip, setIp] = useState('');
   const [reason, setReason] = useState('');
   const [minutes, setMinutes] = useState('');
+  const [wide, setWide] = useState(false);
   const add = useMutation(addEntry, () => {
     setIp('');
     setReason('');
     setMinutes('');
+    setWide(false);
   });
 
   const submit = (event: FormEvent) => {
@@ -68,6 +70,7 @@ export function ListsPanel() {
       scope: 'all',
       ...(reason.trim() ? { reason: reason.trim() } : {}),
       ...(minutes.trim() ? { ttl_s: Number(minutes) * 60 } : {}),
+      ...(wide ? { confirm_wide: true } : {}),
     });
   };
 
@@ -121,6 +124,10 @@ export function ListsPanel() {
           inputMode="numeric"
           onChange={(e) => setMinutes(e.target.value)}
         />
+        <label>
+          <input type="checkbox" checked={wide} onChange={(e) => setWide(e.target.checked)} /> Wider than /8 (IPv4) or
+          /32 (IPv6): I mean it
+        </label>
         <Button type="submit" variant="primary" busy={add.pending}>
           Add to all servers
         </Button>

@@ -59,10 +59,12 @@ export function PoliciesPanel() {
   const [tags, setTags] = useState('');
   const [product, setProduct] = useState('');
   const [minutes, setMinutes] = useState('');
+  const [allowPrivate, setAllowPrivate] = useState(false);
   const add = useMutation(addPolicy, () => {
     setName('');
     setTags('');
     setMinutes('');
+    setAllowPrivate(false);
   });
 
   const submit = (event: FormEvent) => {
@@ -74,6 +76,7 @@ export function PoliciesPanel() {
       ...(scope === 'tags' ? { tags: tags.split(/[\s,]+/).filter(Boolean) } : {}),
       ...(scope === 'product' ? { product_id: Number(product) } : {}),
       duration_s: minutes.trim() ? Number(minutes) * 60 : null,
+      ...(allowPrivate ? { allow_private: true } : {}),
     });
   };
 
@@ -150,6 +153,10 @@ export function PoliciesPanel() {
           inputMode="numeric"
           onChange={(e) => setMinutes(e.target.value)}
         />
+        <label>
+          <input type="checkbox" checked={allowPrivate} onChange={(e) => setAllowPrivate(e.target.checked)} /> Private
+          addresses too (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7)
+        </label>
         <Button type="submit" variant="primary" busy={add.pending}>
           Add policy
         </Button>
