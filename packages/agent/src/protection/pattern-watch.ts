@@ -1,4 +1,4 @@
-import type { BlockPatternBody } from '@palisade/protocol/control-schemas/standalone';
+import { type BlockPatternBody, MAX_TTL_S } from '@palisade/protocol/control-schemas/standalone';
 import { InputError } from '../lib/net.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
@@ -40,9 +40,18 @@ export class PatternWatch {
     this.file = ctx.store.json<BlockPattern[]>('patterns.json', []);
     for (const p of this.file.read()) {
       try {
+        // An older agent allowed a ten-year ban_s, which nftables refuses: shortened, not dropped.
+        if (p && typeof p.ban_s === 'number' && p.ban_s > MAX_TTL_S) {
+          ctx.log(
+            'warn',
+            `protection: pattern ${JSON.stringify(p.name)} had ban_s ${p.ban_s}; shortened to ${MAX_TTL_S}`,
+          );
+          p.ban_s = MAX_TTL_S;
+        }
         this.install(parsePatternInput(p));
       } catch (err) {
-        ctx.log('warn', `protection: pattern ${p.name} not loaded: ${(err as Error).message}`);
+        // The name is quoted: a hand-edited file must not forge log lines.
+        ctx.log('warn', `protection: pattern ${JSON.stringify(p?.name)} not loaded: ${(err as Error).message}`);
       }
     }
   }
