@@ -1,4 +1,4 @@
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CheckinBan } from '@palisade/protocol/checkin';
@@ -26,7 +26,7 @@ import { monitorOnlyProtection, type ProtectionProvider } from './protection/pro
 import { createRuntime } from './runtime.js';
 import { KeyCheck, rotateKey } from './state/agent-key.js';
 import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
-import { ensureStateDir, statePaths } from './state/state-dir.js';
+import { ensureStateDir, statePaths, writeFileAtomic } from './state/state-dir.js';
 import { ensureTlsCertificate } from './state/tls-certificate.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -256,7 +256,11 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       `no control socket at ${paths.socket} (${(err as Error).message}); info and alert-test will not see this daemon`,
     );
   }
-  writeFileSync(paths.pid, `${process.pid}\n`, { mode: 0o644 });
+  try {
+    writeFileAtomic(paths.pid, `${process.pid}\n`, 0o644);
+  } catch (err) {
+    log('warn', `no pid file (${(err as Error).message}); reload needs the pid`);
+  }
 
   try {
     runtime.loadEnrolment();

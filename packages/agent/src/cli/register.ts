@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { AgentRegistered, AgentRegistration, RegistrationConnect } from '@palisade/protocol/enrolment';
 import { controlRequest } from '../api/control-socket.js';
 import { loadConfigFile } from '../config/config.js';
@@ -7,7 +7,7 @@ import { isWellFormedToken } from '../lib/tokens.js';
 import type { DaemonStatus } from '../runtime.js';
 import { rotateKey } from '../state/agent-key.js';
 import { describeEnrolment, readEnrolment, saveEnrolment, validateConsoleUrl } from '../state/enrolment.js';
-import { ensureStateDir, statePaths, writeFileAtomic } from '../state/state-dir.js';
+import { ensureStateDir, readStateFile, statePaths, writeFileAtomic } from '../state/state-dir.js';
 import { tlsFingerprint } from '../state/tls-certificate.js';
 import { AGENT_VERSION } from '../version.js';
 import { type CliContext, CliError, type ConfigChoice } from './commands.js';
@@ -76,7 +76,14 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
   }
   const port = Number(/:(\d+)$/.exec(running.listen_url)?.[1]);
   const fingerprint = config.metrics.tls ? tlsFingerprint(paths.tlsCert) : null;
-  const previousKey = existsSync(paths.key) ? readFileSync(paths.key, 'utf8') : null;
+  // Read without following a link: root must never copy a file the agent's user pointed it at.
+  let previousKey: string | null;
+  try {
+    previousKey = readStateFile(paths.key);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError((err as Error).message);
+    previousKey = null;
+  }
   const { key } = rotateKey(paths.key, ctx.deps.clock());
   const restoreKey = () => {
     if (previousKey === null) rmSync(paths.key, { force: true });
