@@ -24,7 +24,7 @@ import { Sampler } from './measure/sampler.js';
 import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
 import { createRuntime } from './runtime.js';
-import { KeyCheck, rotateKey } from './state/agent-key.js';
+import { KeyCheck } from './state/agent-key.js';
 import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
 import { ensureStateDir, statePaths, writeFileAtomic } from './state/state-dir.js';
 import { ensureTlsCertificate } from './state/tls-certificate.js';
@@ -37,7 +37,7 @@ export interface DaemonOptions {
   stateDir: string;
   deps: AgentDeps;
   log: Log;
-  /** Plain lines for the operator (listening address, first key). */
+  /** Plain lines for the operator (listening address, how to make a key); never a secret. */
   print: (line: string) => void;
   protection?: ProtectionProvider;
 }
@@ -77,11 +77,9 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
 
   const keys = new KeyCheck(paths.key);
   if (!keys.current()) {
-    const { key } = rotateKey(paths.key, deps.clock());
-    print('No agent key existed, so one was made. It is shown only this once:');
-    print(`  ${key}`);
+    // No key is made here: a key printed by the daemon ends up in its log (issue 26, item 12).
     print(
-      `Save it in the console with this agent's address. To rotate it: palisade-agent key --state-dir ${o.stateDir}`,
+      `No agent key yet, so the API lets nobody in. Make one with: palisade-agent key --state-dir ${o.stateDir} (it shows the key once; this daemon accepts it at once)`,
     );
   }
 
