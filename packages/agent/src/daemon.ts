@@ -25,7 +25,7 @@ import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
 import { createRuntime } from './runtime.js';
 import { KeyCheck } from './state/agent-key.js';
-import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
+import { consoleAddresses, readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
 import { ensureStateDir, statePaths, writeFileAtomic } from './state/state-dir.js';
 import { ensureTlsCertificate } from './state/tls-certificate.js';
 import { AGENT_VERSION } from './version.js';
@@ -131,6 +131,13 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
           checkInSoon();
         },
         consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
+        consoleIps: () => {
+          try {
+            return readEnrolment(paths.enrolment)?.console_ips ?? [];
+          } catch {
+            return [];
+          }
+        },
       }).catch((err: Error) => {
         alerter.stop();
         sampler.stop();
@@ -181,7 +188,12 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     checkin,
     link,
     protection,
-    ...(engine ? { configureProtection: (settings) => engine.configure(settings) } : {}),
+    ...(engine
+      ? {
+          configureProtection: (settings) => engine.configure(settings),
+          enrolmentChanged: () => engine.enrolmentChanged(),
+        }
+      : {}),
   });
 
   const routes: ApiRoutes = {
@@ -196,9 +208,11 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
           configAccess(o.configFile, engine, () => runtime.reload()),
         )
       : undefined,
-    enroll: (body) => {
+    enroll: async (body) => {
       const input = validateEnrolment(body);
-      saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock() });
+      // The console's addresses are kept with the enrolment: never blocked from this moment on.
+      const consoleIps = await consoleAddresses(input.console_url);
+      saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock(), console_ips: consoleIps });
       log(
         'info',
         `enrolled with the console at ${input.console_url}; checking in every ${runtime.config().checkin.intervalS} s`,

@@ -11,7 +11,13 @@ import { publicAddress, readFacts } from '../measure/facts.js';
 import { Sampler } from '../measure/sampler.js';
 import type { DaemonStatus } from '../runtime.js';
 import { readStoredKey, rotateKey } from '../state/agent-key.js';
-import { describeEnrolment, readEnrolment, saveEnrolment, validateEnrolment } from '../state/enrolment.js';
+import {
+  consoleAddresses,
+  describeEnrolment,
+  readEnrolment,
+  saveEnrolment,
+  validateEnrolment,
+} from '../state/enrolment.js';
 import { ensureStateDir, statePaths } from '../state/state-dir.js';
 import { ensureTlsCertificate, tlsFingerprint } from '../state/tls-certificate.js';
 import { AGENT_VERSION } from '../version.js';
@@ -230,7 +236,9 @@ export async function enrollCommand(ctx: CliContext, stateDir: string, consoleUr
   }
   ensureStateDir(stateDir);
   const paths = statePaths(stateDir);
-  saveEnrolment(paths.enrolment, { ...input, enrolled_at: ctx.deps.clock() });
+  // The console's addresses are kept with the enrolment: the agent never blocks them (docs/protection.md).
+  const consoleIps = await consoleAddresses(input.console_url);
+  saveEnrolment(paths.enrolment, { ...input, enrolled_at: ctx.deps.clock(), console_ips: consoleIps });
   ctx.print(`enrolled with ${input.console_url}`);
   const told = await controlRequest(paths.socket, 'POST', '/enrolment', 2000).then(
     () => true,

@@ -6,7 +6,13 @@ import { OutboundError, postJson } from '../lib/outbound.js';
 import { isWellFormedToken } from '../lib/tokens.js';
 import type { DaemonStatus } from '../runtime.js';
 import { rotateKey } from '../state/agent-key.js';
-import { describeEnrolment, readEnrolment, saveEnrolment, validateConsoleUrl } from '../state/enrolment.js';
+import {
+  consoleAddresses,
+  describeEnrolment,
+  readEnrolment,
+  saveEnrolment,
+  validateConsoleUrl,
+} from '../state/enrolment.js';
 import { ensureStateDir, readStateFile, statePaths, writeFileAtomic } from '../state/state-dir.js';
 import { tlsFingerprint } from '../state/tls-certificate.js';
 import { AGENT_VERSION } from '../version.js';
@@ -128,6 +134,8 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
     console_url: consoleUrl,
     token: registered.daemon_token,
     enrolled_at: ctx.deps.clock(),
+    // The console's addresses are kept with the enrolment: the agent never blocks them (docs/protection.md).
+    console_ips: await consoleAddresses(consoleUrl),
     ...(outbound ? { connect: 'outbound' as const } : {}),
   });
   ctx.print(`registered with ${consoleUrl} as "${registered.name}" (server ${registered.server_id})`);
