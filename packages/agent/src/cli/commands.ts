@@ -164,7 +164,7 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
     const l = running.link;
     if (l && l.mode === 'outbound') {
       p(
-        `console link: ${l.state}${l.connected_at ? ` since ${new Date(l.connected_at).toISOString()}` : ''}${l.last_error ? `, last error: ${l.last_error}` : ''} (console.connect = outbound)`,
+        `console link: ${l.state}${l.connected_at ? ` since ${new Date(l.connected_at).toISOString()}` : ''}${l.last_error ? `, last error: ${l.last_error}` : ''} (${linkModeSource(enrolment, config)})`,
       );
     }
     p(`alerter:      ${describeAlerter(running.alerter)}`);
@@ -176,6 +176,15 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
   p(
     `measurements: ${errors.length === 0 ? 'all available' : errors.map(([k, v]) => `${k} unavailable (${v})`).join('; ')}`,
   );
+}
+
+/** Where the outbound mode came from: the enrolment (the console could not reach this agent) or the config. */
+function linkModeSource(enrolment: ReturnType<typeof readEnrolment>, config: AgentConfig | null): string {
+  if (enrolment?.connect === 'outbound')
+    return config?.console.connect === 'outbound'
+      ? 'console.connect = outbound, and kept with the enrolment'
+      : 'kept with the enrolment: the console could not reach this agent when it registered';
+  return 'console.connect = outbound';
 }
 
 function describeAlerter(a: AlerterState): string {
