@@ -1,5 +1,6 @@
 import { type BlockPatternBody, MAX_TTL_S } from '@palisade/protocol/control-schemas/standalone';
 import { InputError } from '../lib/net.js';
+import { CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS } from '../lib/text.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
 import { NotFound } from './errors.js';
@@ -183,6 +184,8 @@ export class PatternWatch {
   }
 
   remove(name: string) {
+    // The name is echoed in the answer: control characters are refused, not written back (docs/security.md).
+    if (CONTROL_CHARACTERS.test(name)) throw new InputError(`name: ${NO_CONTROL_CHARACTERS}`);
     if (!this.patterns.has(name)) throw new NotFound(`no block pattern named "${name.slice(0, 64)}"`);
     this.patterns.delete(name);
     this.save();
