@@ -13,15 +13,15 @@ import {
 import { ConfigError, DEFAULT_CONFIG_FILE } from './config/config.js';
 import { startDaemon } from './daemon.js';
 import { realDeps } from './deps.js';
-import { streamLog } from './log.js';
+import { redactSecrets, streamLog } from './log.js';
 import { DEFAULT_STATE_DIR } from './state/state-dir.js';
 import { AGENT_VERSION } from './version.js';
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 function fail(err: unknown): never {
-  if (err instanceof ConfigError) process.stderr.write(`palisade-agent: bad config:\n${err.message}\n`);
-  else process.stderr.write(`palisade-agent: ${(err as Error).message ?? String(err)}\n`);
+  if (err instanceof ConfigError) process.stderr.write(`palisade-agent: bad config:\n${redactSecrets(err.message)}\n`);
+  else process.stderr.write(`palisade-agent: ${redactSecrets((err as Error).message ?? String(err))}\n`);
   process.exit(err instanceof CliError ? err.exitCode : 1);
 }
 
@@ -67,7 +67,8 @@ withConfig(program.command('run').description('run the daemon')).action(async (o
     stateDir: o.stateDir,
     deps: realDeps(),
     log,
-    print,
+    // The daemon's output goes to its log file or the journal: no secret in it (docs/security.md).
+    print: (line) => print(redactSecrets(line)),
   }).catch(fail);
   process.on('SIGHUP', () => daemon.reload());
   let closing = false;

@@ -1,4 +1,4 @@
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CheckinBan } from '@palisade/protocol/checkin';
@@ -24,9 +24,9 @@ import { Sampler } from './measure/sampler.js';
 import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
 import { createRuntime } from './runtime.js';
-import { KeyCheck, rotateKey } from './state/agent-key.js';
-import { readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
-import { ensureStateDir, statePaths } from './state/state-dir.js';
+import { KeyCheck } from './state/agent-key.js';
+import { consoleAddresses, readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
+import { ensureStateDir, statePaths, writeFileAtomic } from './state/state-dir.js';
 import { ensureTlsCertificate } from './state/tls-certificate.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -37,7 +37,7 @@ export interface DaemonOptions {
   stateDir: string;
   deps: AgentDeps;
   log: Log;
-  /** Plain lines for the operator (listening address, first key). */
+  /** Plain lines for the operator (listening address, how to make a key); never a secret. */
   print: (line: string) => void;
   protection?: ProtectionProvider;
 }
@@ -77,11 +77,9 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
 
   const keys = new KeyCheck(paths.key);
   if (!keys.current()) {
-    const { key } = rotateKey(paths.key, deps.clock());
-    print('No agent key existed, so one was made. It is shown only this once:');
-    print(`  ${key}`);
+    // No key is made here: a key printed by the daemon ends up in its log (issue 26, item 12).
     print(
-      `Save it in the console with this agent's address. To rotate it: palisade-agent key --state-dir ${o.stateDir}`,
+      `No agent key yet, so the API lets nobody in. Make one with: palisade-agent key --state-dir ${o.stateDir} (it shows the key once; this daemon accepts it at once)`,
     );
   }
 
@@ -133,6 +131,13 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
           checkInSoon();
         },
         consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
+        consoleIps: () => {
+          try {
+            return readEnrolment(paths.enrolment)?.console_ips ?? [];
+          } catch {
+            return [];
+          }
+        },
       }).catch((err: Error) => {
         alerter.stop();
         sampler.stop();
@@ -184,7 +189,12 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     checkin,
     link,
     protection,
-    ...(engine ? { configureProtection: (settings) => engine.configure(settings) } : {}),
+    ...(engine
+      ? {
+          configureProtection: (settings) => engine.configure(settings),
+          enrolmentChanged: () => engine.enrolmentChanged(),
+        }
+      : {}),
   });
 
   const routes: ApiRoutes = {
@@ -199,9 +209,11 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
           configAccess(o.configFile, engine, () => runtime.reload()),
         )
       : undefined,
-    enroll: (body) => {
+    enroll: async (body) => {
       const input = validateEnrolment(body);
-      saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock() });
+      // The console's addresses are kept with the enrolment: never blocked from this moment on.
+      const consoleIps = await consoleAddresses(input.console_url);
+      saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock(), console_ips: consoleIps });
       log(
         'info',
         `enrolled with the console at ${input.console_url}; checking in every ${runtime.config().checkin.intervalS} s`,
@@ -257,7 +269,11 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       `no control socket at ${paths.socket} (${(err as Error).message}); info and alert-test will not see this daemon`,
     );
   }
-  writeFileSync(paths.pid, `${process.pid}\n`, { mode: 0o644 });
+  try {
+    writeFileAtomic(paths.pid, `${process.pid}\n`, 0o644);
+  } catch (err) {
+    log('warn', `no pid file (${(err as Error).message}); reload needs the pid`);
+  }
 
   try {
     runtime.loadEnrolment();

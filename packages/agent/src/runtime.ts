@@ -41,6 +41,8 @@ export interface RuntimeParts {
   protection: ProtectionProvider;
   /** Reconfigures protection on reload (absent when a test plugs in its own provider). */
   configureProtection?: (settings: AgentConfig['protection']) => void;
+  /** Tells protection the enrolment changed, so its console is never blocked from now on. */
+  enrolmentChanged?: () => Promise<void>;
 }
 
 const FACTS_REFRESH_MS = 5 * 60_000;
@@ -135,6 +137,9 @@ export function createRuntime(o: {
     /** Starts (or restarts) check-ins, and the outbound link when configured, with the stored enrolment; null when not enrolled. */
     loadEnrolment() {
       const enrolment = readEnrolment(o.enrolmentFile);
+      running()
+        .enrolmentChanged?.()
+        .catch((err: Error) => log('warn', `the console's address was not learnt: ${err.message}`));
       if (enrolment) running().checkin.start(enrolment);
       // A registration the console could not reach back keeps the link whatever the file says.
       running().link?.configure(enrolment?.connect === 'outbound' ? 'outbound' : config.console.connect, enrolment);

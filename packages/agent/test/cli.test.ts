@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { generateToken } from '@palisade/protocol';
-import { keyFrom, request, runCli, spawnAgent, startAgent, tempDir, writeConfig } from './agent-process.js';
+import { eventually, keyFrom, request, runCli, spawnAgent, startAgent, tempDir, writeConfig } from './agent-process.js';
 
 test('bad flags and commands exit non-zero with a message', async () => {
   const unknownOption = await runCli(['run', '--bogus']);
@@ -59,22 +59,38 @@ test('a port in use: clear message, non-zero exit', async (t) => {
   );
 });
 
-test('first start without a key prints one once; a second daemon on the same state dir is refused; SIGTERM cleans up', async (t) => {
+test('first start without a key prints none (the log would keep it) and says how to make one; a second daemon on the same state dir is refused; SIGTERM cleans up', async (t) => {
   const dir = tempDir();
   t.after(() => dir.remove());
   const conf = join(dir.path, 'agent.conf');
   const stateDir = join(dir.path, 'state');
-  writeConfig(conf, { 'metrics.listen': '127.0.0.1:0' });
+  writeConfig(conf, { 'metrics.listen': '127.0.0.1:0', 'checkin.interval_s': '1' });
   const first = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
   assert.ok('url' in first, 'exitCode' in first ? first.out : '');
   t.after(() => first.stop());
-  const key = keyFrom(first.output());
-  assert.ok(key, first.output());
-  assert.match(first.output(), /shown only this once/);
-  assert.match(first.output(), /palisade-agent key --state-dir/);
-  assert.equal((await request(`${first.url}/health`, { key })).status, 200);
+  assert.match(first.output(), /No agent key yet/);
+  assert.ok(first.output().includes(`palisade-agent key --state-dir ${stateDir}`), first.output());
+  assert.equal((await request(`${first.url}/health`)).status, 401);
   assert.equal(statSync(stateDir).mode & 0o777, 0o700);
   assert.equal(readFileSync(join(stateDir, 'agent.pid'), 'utf8').trim(), String(first.child.pid));
+  // `palisade-agent key` shows a key (to whoever runs it, not to the log); the daemon takes it at once.
+  const made = await runCli(['key', '--state-dir', stateDir, '--config', conf]);
+  const key = keyFrom(made.stdout);
+  assert.ok(key, made.out);
+  assert.equal((await request(`${first.url}/health`, { key })).status, 200);
+  // Enrolled with a daemon token whose console is not there: the check-ins fail and are logged.
+  const token = generateToken('daemon');
+  const enrolled = await runCli([
+    'enroll',
+    '--state-dir',
+    stateDir,
+    '--console',
+    `http://127.0.0.1:1/${token}`,
+    '--token',
+    token,
+  ]);
+  assert.equal(enrolled.code, 0, enrolled.out);
+  await eventually('a failed check-in in the log', () => (/check-in|checkin/i.test(first.output()) ? true : undefined));
 
   const second = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
   assert.ok('exitCode' in second);
@@ -84,10 +100,12 @@ test('first start without a key prints one once; a second daemon on the same sta
   await first.stop();
   assert.equal(first.child.exitCode, 0);
   assert.ok(!existsSync(join(stateDir, 'agent.pid')));
+  // Nothing the daemon wrote, from its start to its stop, holds a key or a token.
+  assert.doesNotMatch(first.output(), /agk_[0-9A-Za-z]{8}|dmn_[0-9A-Za-z]{8}|enr_[0-9A-Za-z]{8}/, first.output());
   const again = await spawnAgent(['run', '--config', conf, '--state-dir', stateDir]);
   assert.ok('url' in again);
   t.after(() => again.stop());
-  assert.ok(!/agk_/.test(again.output()), 'the key is not shown again');
+  assert.doesNotMatch(again.output(), /agk_|No agent key yet/);
   assert.equal((await request(`${again.url}/health`, { key })).status, 200);
 });
 

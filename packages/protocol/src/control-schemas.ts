@@ -483,6 +483,7 @@ export {
   MAX_NOTE,
   MAX_REGEX,
   MAX_TTL_S,
+  NFT_MAX_TIMEOUT_S,
   PATTERN_NAME,
   SCHEDULE_TASKS,
   type ScheduleTask,

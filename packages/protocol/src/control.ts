@@ -38,7 +38,15 @@ export function isControlPath(value: string): value is ControlPath {
 // Limits and names the agent, the console and the dashboard share (control-schemas.ts uses them).
 
 export const MAX_NOTE = 200;
-export const MAX_TTL_S = 10 * 365 * 86400;
+/**
+ * The longest ban or entry lifetime anywhere (control API, fleet entries, policy durations, block
+ * patterns' `ban_s`): three years. nftables (1.0.6) refuses element timeouts above 99,999,999 s
+ * ("value too large"), and one refused element used to fail the whole firewall update
+ * (docs/security.md, "The agent's Unix user and the firewall").
+ */
+export const MAX_TTL_S = 3 * 365 * 86400;
+/** The largest element timeout nftables accepts, in seconds. */
+export const NFT_MAX_TIMEOUT_S = 99_999_999;
 export const MAX_REGEX = 2000;
 export const BASELINE_SLOTS = 168;
 export const PATTERN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;

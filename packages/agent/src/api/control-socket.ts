@@ -1,4 +1,4 @@
-import { chmodSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 
 /**
@@ -37,14 +37,20 @@ export async function listenControlSocket(path: string, routes: ControlRoutes): 
     req.resume();
   });
   rmSync(path, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => {
-      server.off('error', reject);
-      resolve();
+  // The socket is made 0600 by the umask while it is created: a chmod afterwards would follow a
+  // link planted in its place (docs/security.md, "The agent's Unix user and the firewall").
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
-  chmodSync(path, 0o600);
+  } finally {
+    process.umask(umask);
+  }
   return server;
 }
 

@@ -12,7 +12,7 @@ export interface ApiRoutes {
   metrics: () => unknown;
   prometheus: () => string;
   /** Validates and stores an enrolment; throws an Error whose message names the bad field. */
-  enroll: (body: unknown) => void;
+  enroll: (body: unknown) => void | Promise<void>;
   /** The protection control API; null when the path is not one of its paths. */
   control?: (request: ControlRequest) => Promise<ControlAnswer | null>;
 }
@@ -133,7 +133,7 @@ async function route(call: ApiCall, routes: ApiRoutes): Promise<ApiAnswer> {
         throw new HttpError(400, 'body: expected a JSON object with console_url and token');
       }
       try {
-        routes.enroll(body);
+        await routes.enroll(body);
       } catch (err) {
         throw new HttpError(400, (err as Error).message);
       }

@@ -11,7 +11,13 @@ import { publicAddress, readFacts } from '../measure/facts.js';
 import { Sampler } from '../measure/sampler.js';
 import type { DaemonStatus } from '../runtime.js';
 import { readStoredKey, rotateKey } from '../state/agent-key.js';
-import { describeEnrolment, readEnrolment, saveEnrolment, validateEnrolment } from '../state/enrolment.js';
+import {
+  consoleAddresses,
+  describeEnrolment,
+  readEnrolment,
+  saveEnrolment,
+  validateEnrolment,
+} from '../state/enrolment.js';
 import { ensureStateDir, statePaths } from '../state/state-dir.js';
 import { ensureTlsCertificate, tlsFingerprint } from '../state/tls-certificate.js';
 import { AGENT_VERSION } from '../version.js';
@@ -158,7 +164,7 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
     const l = running.link;
     if (l && l.mode === 'outbound') {
       p(
-        `console link: ${l.state}${l.connected_at ? ` since ${new Date(l.connected_at).toISOString()}` : ''}${l.last_error ? `, last error: ${l.last_error}` : ''} (console.connect = outbound)`,
+        `console link: ${l.state}${l.connected_at ? ` since ${new Date(l.connected_at).toISOString()}` : ''}${l.last_error ? `, last error: ${l.last_error}` : ''} (${linkModeSource(enrolment, config)})`,
       );
     }
     p(`alerter:      ${describeAlerter(running.alerter)}`);
@@ -170,6 +176,15 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
   p(
     `measurements: ${errors.length === 0 ? 'all available' : errors.map(([k, v]) => `${k} unavailable (${v})`).join('; ')}`,
   );
+}
+
+/** Where the outbound mode came from: the enrolment (the console could not reach this agent) or the config. */
+function linkModeSource(enrolment: ReturnType<typeof readEnrolment>, config: AgentConfig | null): string {
+  if (enrolment?.connect === 'outbound')
+    return config?.console.connect === 'outbound'
+      ? 'console.connect = outbound, and kept with the enrolment'
+      : 'kept with the enrolment: the console could not reach this agent when it registered';
+  return 'console.connect = outbound';
 }
 
 function describeAlerter(a: AlerterState): string {
@@ -230,7 +245,9 @@ export async function enrollCommand(ctx: CliContext, stateDir: string, consoleUr
   }
   ensureStateDir(stateDir);
   const paths = statePaths(stateDir);
-  saveEnrolment(paths.enrolment, { ...input, enrolled_at: ctx.deps.clock() });
+  // The console's addresses are kept with the enrolment: the agent never blocks them (docs/protection.md).
+  const consoleIps = await consoleAddresses(input.console_url);
+  saveEnrolment(paths.enrolment, { ...input, enrolled_at: ctx.deps.clock(), console_ips: consoleIps });
   ctx.print(`enrolled with ${input.console_url}`);
   const told = await controlRequest(paths.socket, 'POST', '/enrolment', 2000).then(
     () => true,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { AgentRegistered, AgentRegistration, RegistrationConnect } from '@palisade/protocol/enrolment';
 import { controlRequest } from '../api/control-socket.js';
 import { loadConfigFile } from '../config/config.js';
@@ -6,8 +6,14 @@ import { OutboundError, postJson } from '../lib/outbound.js';
 import { isWellFormedToken } from '../lib/tokens.js';
 import type { DaemonStatus } from '../runtime.js';
 import { rotateKey } from '../state/agent-key.js';
-import { describeEnrolment, readEnrolment, saveEnrolment, validateConsoleUrl } from '../state/enrolment.js';
-import { ensureStateDir, statePaths, writeFileAtomic } from '../state/state-dir.js';
+import {
+  consoleAddresses,
+  describeEnrolment,
+  readEnrolment,
+  saveEnrolment,
+  validateConsoleUrl,
+} from '../state/enrolment.js';
+import { ensureStateDir, readStateFile, statePaths, writeFileAtomic } from '../state/state-dir.js';
 import { tlsFingerprint } from '../state/tls-certificate.js';
 import { AGENT_VERSION } from '../version.js';
 import { type CliContext, CliError, type ConfigChoice } from './commands.js';
@@ -76,7 +82,14 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
   }
   const port = Number(/:(\d+)$/.exec(running.listen_url)?.[1]);
   const fingerprint = config.metrics.tls ? tlsFingerprint(paths.tlsCert) : null;
-  const previousKey = existsSync(paths.key) ? readFileSync(paths.key, 'utf8') : null;
+  // Read without following a link: root must never copy a file the agent's user pointed it at.
+  let previousKey: string | null;
+  try {
+    previousKey = readStateFile(paths.key);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError((err as Error).message);
+    previousKey = null;
+  }
   const { key } = rotateKey(paths.key, ctx.deps.clock());
   const restoreKey = () => {
     if (previousKey === null) rmSync(paths.key, { force: true });
@@ -121,6 +134,8 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
     console_url: consoleUrl,
     token: registered.daemon_token,
     enrolled_at: ctx.deps.clock(),
+    // The console's addresses are kept with the enrolment: the agent never blocks them (docs/protection.md).
+    console_ips: await consoleAddresses(consoleUrl),
     ...(outbound ? { connect: 'outbound' as const } : {}),
   });
   ctx.print(`registered with ${consoleUrl} as "${registered.name}" (server ${registered.server_id})`);

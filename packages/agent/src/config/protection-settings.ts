@@ -1,6 +1,8 @@
 // The protection keys of the config file (`protection.*`, `autofetch.feeds`), parsed here and
 // merged into the agent's one config parser.
 
+import { MAX_TTL_S } from '@palisade/protocol/control-schemas/standalone';
+
 /** A blocklist feed from `autofetch.feeds`. */
 export interface FeedDefinition {
   name: string;
@@ -90,7 +92,9 @@ export const PROTECTION_SETTERS: Record<string, Setter> = {
     c.protection.banS = whole(1, 365 * 86400, raw);
   },
   'protection.ban_max_s': (c, raw) => {
-    c.protection.banMaxS = whole(1, 10 * 365 * 86400, raw);
+    // Up to ten years is still read (older configs), but no ban lasts longer than MAX_TTL_S (three
+    // years): nftables refuses longer element timeouts (docs/protection.md, "Ban lengths").
+    c.protection.banMaxS = Math.min(whole(1, 10 * 365 * 86400, raw), MAX_TTL_S);
   },
   'protection.prefix_ban_at': (c, raw) => {
     c.protection.prefixBanAt = whole(0, 65536, raw);

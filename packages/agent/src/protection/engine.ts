@@ -54,6 +54,8 @@ export interface EngineOptions {
   alert: (event: AlertEvent) => void;
   /** The console this agent enrolled with (its address is never banned). */
   consoleUrl: () => string | null;
+  /** The console's addresses kept with the enrolment (resolved when it was made). */
+  consoleIps?: () => string[];
   /** Tests pass a firewall; otherwise `settings.backend` chooses. */
   firewall?: Firewall;
   /** Told of each address the engine bans on its own (the check-ins report them). */
@@ -105,7 +107,7 @@ export class ProtectionEngine implements ProtectionProvider {
       settle: () => this.enforcer.settle(),
     };
     this.book = new ListBook(this.ctx, (net) => this.guard.isAllowed(net));
-    this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl);
+    this.guard = new Guard(this.ctx, this.book.whitelist, o.consoleUrl, o.consoleIps);
     this.geo = new GeoFilter(this.ctx);
     this.feeds = new Autofetch(this.ctx, this.book);
     this.response = new AttackResponse(
@@ -210,6 +212,15 @@ export class ProtectionEngine implements ProtectionProvider {
       // The table goes whatever happened to the state files.
       await this.enforcer.remove();
     }
+  }
+
+  /**
+   * A new or changed enrolment: its console's addresses are protected at once, then its host is
+   * resolved again (before, the agent learnt them only at its next start or ten minutes later).
+   */
+  enrolmentChanged(): Promise<void> {
+    this.guard.learnConsole();
+    return this.guard.refreshConsole();
   }
 
   // ---- enforcement ----

@@ -117,22 +117,38 @@ export function chainRules(geoMode: GeoMode): string[] {
   return rules;
 }
 
+/** One set's elements of one family as nft text (`addr`, `a-b`, `… timeout Ns`); expired ones left out. */
+function elementTexts(elements: Element[], family: 4 | 6, now: number): { element: Element; text: string }[] {
+  const out: { element: Element; text: string }[] = [];
+  for (const e of elements) {
+    if (e.family !== family) continue;
+    if (e.expiresAt !== undefined) {
+      const s = Math.ceil((e.expiresAt - now) / 1000);
+      if (s <= 0) continue;
+      out.push({ element: e, text: `${elementText(e)} timeout ${s}s` });
+    } else out.push({ element: e, text: elementText(e) });
+  }
+  return out;
+}
+
+const addLines = (id: string, texts: string[]): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < texts.length; i += 5000)
+    out.push(`add element ${TABLE} ${id} { ${texts.slice(i, i + 5000).join(', ')} }`);
+  return out;
+};
+
 function elementsScript(name: SetName, elements: Element[], now: number): string[] {
   const out: string[] = [];
   for (const family of [4, 6] as const) {
     const id = setId(name, family);
     out.push(`flush set ${TABLE} ${id}`);
-    const texts: string[] = [];
-    for (const e of elements) {
-      if (e.family !== family) continue;
-      if (e.expiresAt !== undefined) {
-        const s = Math.ceil((e.expiresAt - now) / 1000);
-        if (s <= 0) continue;
-        texts.push(`${elementText(e)} timeout ${s}s`);
-      } else texts.push(elementText(e));
-    }
-    for (let i = 0; i < texts.length; i += 5000)
-      out.push(`add element ${TABLE} ${id} { ${texts.slice(i, i + 5000).join(', ')} }`);
+    out.push(
+      ...addLines(
+        id,
+        elementTexts(elements, family, now).map((t) => t.text),
+      ),
+    );
   }
   return out;
 }
@@ -230,10 +246,90 @@ export function nftablesFirewall(opts: { run?: RunNft; clock: () => number; log:
     last_error: null,
   };
 
+  /**
+   * Elements nftables refused (per set id, by element key, with its reason): the rest of their set
+   * is applied without them, they stay on the agent's lists, and `drift().last_error` names them.
+   */
+  const refused = new Map<string, Map<string, string>>();
+  const refusedMessage = (): string | null => {
+    const all: string[] = [];
+    for (const [, byKey] of refused) for (const why of byKey.values()) all.push(why);
+    if (all.length === 0) return null;
+    return `nftables refused ${all.length} element${all.length === 1 ? '' : 's'}, kept on the lists but not enforced: ${all.slice(0, 3).join('; ')}${all.length > 3 ? '; …' : ''}`;
+  };
+  const nftReason = (err: unknown) => {
+    const m = /Error: ([^|]+)/.exec((err as Error).message);
+    return (m?.[1] ?? (err as Error).message).trim();
+  };
+
+  /** Adds `items` to set `id`, halving a refused batch until each refused element is found alone. */
+  async function addSplitting(id: string, items: { element: Element; text: string }[], into: Map<string, string>) {
+    if (items.length === 0) return;
+    try {
+      await run(
+        ['-f', '-'],
+        `${addLines(
+          id,
+          items.map((i) => i.text),
+        ).join('\n')}\n`,
+      );
+    } catch (err) {
+      if (items.length === 1) {
+        const [only] = items;
+        into.set(key(only!.element), `${id} ${only!.text} (${nftReason(err)})`);
+        return;
+      }
+      const mid = Math.ceil(items.length / 2);
+      await addSplitting(id, items.slice(0, mid), into);
+      await addSplitting(id, items.slice(mid), into);
+    }
+  }
+
+  /** Fills the named sets one by one; a set nftables refuses as a whole is filled element by element. */
+  async function fill(wanted: WantedState, names: readonly SetName[], now: number) {
+    for (const name of names)
+      for (const family of [4, 6] as const) {
+        const id = setId(name, family);
+        const items = elementTexts(wanted.sets[name], family, now);
+        const byKey = new Map<string, string>();
+        try {
+          await run(
+            ['-f', '-'],
+            `${[
+              `flush set ${TABLE} ${id}`,
+              ...addLines(
+                id,
+                items.map((i) => i.text),
+              ),
+            ].join('\n')}\n`,
+          );
+        } catch {
+          await run(['-f', '-'], `flush set ${TABLE} ${id}\n`);
+          await addSplitting(id, items, byKey);
+        }
+        const before = refused.get(id)?.size ?? 0;
+        if (byKey.size > 0) refused.set(id, byKey);
+        else refused.delete(id);
+        if (byKey.size > before) opts.log(`nftables: ${refusedMessage()}`);
+      }
+  }
+
+  /** The whole table in one transaction; when nftables refuses it, the empty table, then each set apart. */
+  async function rebuild(wanted: WantedState, now: number) {
+    try {
+      await run(['-f', '-'], tableScript(wanted, now));
+      refused.clear();
+      return;
+    } catch {}
+    const empty = { ...wanted, sets: { allow: [], manual: [], attack: [], feed: [], geo: [] } };
+    await run(['-f', '-'], tableScript(empty, now));
+    await fill(wanted, SET_NAMES, now);
+  }
+
   async function applyNow(wanted: WantedState, sets: SetName[] | 'all') {
     const now = opts.clock();
     if (sets === 'all' || builtMode !== wanted.geoMode) {
-      await run(['-f', '-'], tableScript(wanted, now));
+      await rebuild(wanted, now);
       builtMode = wanted.geoMode;
       return;
     }
@@ -242,13 +338,22 @@ export function nftablesFirewall(opts: { run?: RunNft; clock: () => number; log:
     if (lines.length === 0) return;
     try {
       await run(['-f', '-'], `${lines.join('\n')}\n`);
+      for (const name of sets) for (const family of [4, 6] as const) refused.delete(setId(name, family));
     } catch (err) {
-      // A table removed behind our back: rebuild it whole.
+      const present = await run(['list', 'table', 'inet', 'palisade']).then(
+        () => true,
+        () => false,
+      );
+      if (present) {
+        // The table is there: nftables refused an element. The sets go one by one, without it.
+        await fill(wanted, sets, now);
+        return;
+      }
       // A table removed or changed behind our back: that is drift too, repaired by a rebuild.
       drift.last_drift = `set update failed: ${(err as Error).message}`;
       drift.last_drift_at = now;
       opts.log(`nftables drift: ${drift.last_drift}; rebuilding the table`);
-      await run(['-f', '-'], tableScript(wanted, now));
+      await rebuild(wanted, now);
       drift.repairs++;
     }
   }
@@ -302,7 +407,8 @@ export function nftablesFirewall(opts: { run?: RunNft; clock: () => number; log:
             want.add(key(e));
             // Elements about to expire may already be gone from the kernel; that is not drift.
             if (e.expiresAt !== undefined && e.expiresAt - now < 5000) continue;
-            if (!have.has(key(e))) missing++;
+            // An element nftables refused is reported in last_error, not repaired at every check.
+            if (!have.has(key(e)) && !refused.get(setId(name, family))?.has(key(e))) missing++;
           }
           let extra = 0;
           for (const k of have) if (!want.has(k)) extra++;
@@ -325,14 +431,19 @@ export function nftablesFirewall(opts: { run?: RunNft; clock: () => number; log:
   return {
     kind: 'nftables',
     apply: (wanted, sets) =>
-      serial(() => applyNow(wanted, sets)).catch((err: Error) => {
-        drift.last_error = err.message;
-        throw err;
-      }),
+      serial(() => applyNow(wanted, sets)).then(
+        () => {
+          drift.last_error = refusedMessage();
+        },
+        (err: Error) => {
+          drift.last_error = err.message;
+          throw err;
+        },
+      ),
     reconcile: (wanted) =>
       serial(() => reconcileNow(wanted)).then(
         () => {
-          drift.last_error = null;
+          drift.last_error = refusedMessage();
         },
         (err: Error) => {
           drift.last_error = err.message;

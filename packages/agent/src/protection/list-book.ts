@@ -24,7 +24,10 @@ export class ListBook {
       else ctx.markDirty('feed');
     };
     const make = (name: ListName) =>
-      new IpList(name, ctx.store.json(`${name}.json`, { entries: [] }), onChange, ctx.deps.timers);
+      new IpList(name, ctx.store.json(`${name}.json`, { entries: [] }), onChange, ctx.deps.timers, {
+        clock: ctx.deps.clock,
+        warn: (m) => ctx.log('warn', m),
+      });
     this.lists = {
       whitelist: make('whitelist'),
       blacklist: make('blacklist'),

@@ -7,6 +7,7 @@ import {
   type ListEntryInput,
   type ListImportBody,
   listEntryInput,
+  MAX_TTL_S,
 } from '@palisade/protocol/control-schemas/standalone';
 import { contains, InputError, type Network, NetworkSet, parseNetwork } from '../lib/net.js';
 import { type Cancel, realTimers, type Timers } from './context.js';
@@ -70,19 +71,45 @@ export class IpList {
     private readonly file: StateFile<ListFile> | null,
     private readonly onChange: (list: IpList) => void = () => {},
     private readonly timers: Timers = realTimers(),
+    private readonly loaded: { clock: () => number; warn: (message: string) => void } = {
+      clock: Date.now,
+      warn: () => {},
+    },
   ) {
     if (file) this.load(file);
   }
 
   private load(file: StateFile<ListFile>) {
+    const now = this.loaded.clock();
+    const latest = now + MAX_TTL_S * 1000;
+    let clamped = 0;
     for (const e of file.read().entries ?? []) {
       try {
         const net = parseNetwork(e.ip);
         const source = SOURCES.includes(e.source) ? e.source : 'manual';
-        this.entries.set(net.text, { ...e, ip: net.text, source, net });
+        const entry: Stored = { ...e, ip: net.text, source, net };
+        if (
+          entry.expires_at !== undefined &&
+          (typeof entry.expires_at !== 'number' || !Number.isFinite(entry.expires_at))
+        )
+          throw new InputError('expires_at: not a time');
+        // An older agent allowed ten-year bans, which nftables refuses (docs/protection.md, "Ban lengths"):
+        // such an entry is kept, shortened to the longest allowed.
+        if (entry.expires_at !== undefined && entry.expires_at > latest) {
+          entry.expires_at = latest;
+          entry.ttl_s = MAX_TTL_S;
+          clamped++;
+        }
+        this.entries.set(net.text, entry);
       } catch {
         // An entry edited into an invalid state by hand is dropped rather than blocking start-up.
       }
+    }
+    if (clamped > 0) {
+      this.loaded.warn(
+        `protection: ${clamped} ${this.name} entr${clamped === 1 ? 'y' : 'ies'} in ${file.path} expired more than ${MAX_TTL_S} s from now; shortened to ${MAX_TTL_S} s (the longest ban nftables takes)`,
+      );
+      this.changed();
     }
   }
 

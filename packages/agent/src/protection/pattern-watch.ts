@@ -1,5 +1,6 @@
-import type { BlockPatternBody } from '@palisade/protocol/control-schemas/standalone';
+import { type BlockPatternBody, MAX_TTL_S } from '@palisade/protocol/control-schemas/standalone';
 import { InputError } from '../lib/net.js';
+import { CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS } from '../lib/text.js';
 import type { AttackResponse } from './attack-response.js';
 import type { FeatureContext } from './context.js';
 import { NotFound } from './errors.js';
@@ -40,9 +41,18 @@ export class PatternWatch {
     this.file = ctx.store.json<BlockPattern[]>('patterns.json', []);
     for (const p of this.file.read()) {
       try {
+        // An older agent allowed a ten-year ban_s, which nftables refuses: shortened, not dropped.
+        if (p && typeof p.ban_s === 'number' && p.ban_s > MAX_TTL_S) {
+          ctx.log(
+            'warn',
+            `protection: pattern ${JSON.stringify(p.name)} had ban_s ${p.ban_s}; shortened to ${MAX_TTL_S}`,
+          );
+          p.ban_s = MAX_TTL_S;
+        }
         this.install(parsePatternInput(p));
       } catch (err) {
-        ctx.log('warn', `protection: pattern ${p.name} not loaded: ${(err as Error).message}`);
+        // The name is quoted: a hand-edited file must not forge log lines.
+        ctx.log('warn', `protection: pattern ${JSON.stringify(p?.name)} not loaded: ${(err as Error).message}`);
       }
     }
   }
@@ -174,6 +184,8 @@ export class PatternWatch {
   }
 
   remove(name: string) {
+    // The name is echoed in the answer: control characters are refused, not written back (docs/security.md).
+    if (CONTROL_CHARACTERS.test(name)) throw new InputError(`name: ${NO_CONTROL_CHARACTERS}`);
     if (!this.patterns.has(name)) throw new NotFound(`no block pattern named "${name.slice(0, 64)}"`);
     this.patterns.delete(name);
     this.save();

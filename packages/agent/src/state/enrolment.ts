@@ -1,3 +1,5 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { isWellFormedToken, tokenLast4 } from '../lib/tokens.js';
 import { readJsonFile, writeFileAtomic } from './state-dir.js';
 
@@ -11,6 +13,26 @@ export interface Enrolment {
    * agent keeps its link whatever `console.connect` says (docs/agent.md, "Outbound link").
    */
   connect?: 'outbound';
+  /**
+   * The console's addresses when the enrolment was made (its URL's host resolved): the agent never
+   * blocks them, from the moment the enrolment is stored (docs/protection.md, "Never blocked").
+   */
+  console_ips?: string[];
+}
+
+/** The addresses of the console URL's host: the address itself, or what DNS answers; none when it cannot be resolved. */
+export async function consoleAddresses(
+  consoleUrl: string,
+  resolve: (host: string) => Promise<string[]> = async (host) =>
+    (await lookup(host, { all: true })).map((a) => a.address),
+): Promise<string[]> {
+  const host = new URL(consoleUrl).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return [host];
+  try {
+    return [...new Set(await resolve(host))];
+  } catch {
+    return [];
+  }
 }
 
 /** Checks an enrolment request; the error names the field. */
@@ -48,6 +70,11 @@ export function readEnrolment(file: string): Enrolment | null {
   const e = readJsonFile<Enrolment>(file);
   if (!e) return null;
   validateEnrolment(e);
+  if (
+    e.console_ips !== undefined &&
+    (!Array.isArray(e.console_ips) || e.console_ips.some((ip) => typeof ip !== 'string'))
+  )
+    delete e.console_ips;
   return e;
 }
 

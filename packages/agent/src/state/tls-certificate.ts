@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { ipaddr } from '../lib/ipaddr.js';
-import { writeFileAtomic } from './state-dir.js';
+import { readStateFile, writeFileAtomic } from './state-dir.js';
 
 // A minimal DER writer: just the ASN.1 a self-signed X.509 v3 certificate needs.
 function tlv(tag: number, content: Buffer): Buffer {
@@ -113,13 +113,13 @@ export function ensureTlsCertificate(paths: { tlsKey: string; tlsCert: string },
     writeFileAtomic(paths.tlsCert, certPem, 0o644);
     created = true;
   }
-  const key = readFileSync(paths.tlsKey, 'utf8');
-  const cert = readFileSync(paths.tlsCert, 'utf8');
+  const key = readStateFile(paths.tlsKey);
+  const cert = readStateFile(paths.tlsCert);
   return { key, cert, fingerprint: new X509Certificate(cert).fingerprint256, created };
 }
 
 /** The fingerprint of an existing certificate, or null when none was made yet. */
 export function tlsFingerprint(certFile: string): string | null {
   if (!existsSync(certFile)) return null;
-  return new X509Certificate(readFileSync(certFile, 'utf8')).fingerprint256;
+  return new X509Certificate(readStateFile(certFile)).fingerprint256;
 }
