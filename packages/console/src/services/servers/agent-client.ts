@@ -1,6 +1,15 @@
 import type { ConnectionCheck } from '@palisade/protocol';
+import { badRequest } from '../../errors.js';
 import { type GuardedClient, OutboundError, type OutboundResponse } from '../../outbound/guarded-client.js';
 import type { LinkRegistry } from './links.js';
+
+export const isHttps = (apiUrl: string) => /^https:/i.test(apiUrl);
+
+/** A pin only makes sense for an https address; the routes have already put it in canonical form. */
+export function pinFor(apiUrl: string, pin: string | null): string | null {
+  if (pin && !isHttps(apiUrl)) throw badRequest('tls_fingerprint: only for an https api_url (http has no certificate)');
+  return pin;
+}
 
 /** Where an agent lives and the key it accepts. The key never leaves this module except in the Authorization header. */
 export interface AgentTarget {

@@ -27,12 +27,12 @@ import {
 import type { SecretBox } from '../../secrets.js';
 import { requirePermission } from '../accounts.service.js';
 import type { ChangesService } from '../changes.service.js';
-import { type AgentTarget, createAgentClient, explainAgentStatus } from './agent-client.js';
+import { type AgentTarget, createAgentClient, explainAgentStatus, isHttps, pinFor } from './agent-client.js';
 import { type HistoryRange, serverHistory } from './history.js';
 import { createLinkRegistry, type LinkState } from './links.js';
 import { createListAnswers } from './list-cache.js';
-import { type CallOutcome, createAgentProxy, type ProxiedAnswer } from './proxy.js';
-import { serverState } from './state.js';
+import { createAgentProxy, type ProxiedAnswer } from './proxy.js';
+import { createCallRecorder, serverState } from './state.js';
 import { fleetTrends, TREND_BUCKET_MS, TREND_WINDOW_MS } from './trends.js';
 import {
   dashboardServer,
@@ -79,8 +79,6 @@ type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
 
 const SECTIONS = 'overview, score, history, benchmarks, attacks, facts';
 
-/** A call outcome like the one stored is written again only after this long, so polling does not write on every call. */
-const CALL_RECORD_MS = 60_000;
 /** At most this many unreachable servers are asked again per round, this many at a time. */
 const RECHECK_BATCH = 200;
 const RECHECK_PARALLEL = 10;
@@ -99,25 +97,7 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
   const answers = createListAnswers({ db, clock, changes: feed });
   const agents = createAgentClient(outbound, config.agentTimeoutMs, clock, links);
 
-  /**
-   * Stores what a call to the agent came to, for serverState(): a success clears the failure; a
-   * failure keeps the time its streak began. Unchanged outcomes are written at most once a minute.
-   */
-  async function recordCall(row: ServerRow, outcome: CallOutcome) {
-    const now = clock();
-    if (outcome.ok) {
-      if (row.last_call_error_at === null && row.last_call_ok_at !== null && now - row.last_call_ok_at < CALL_RECORD_MS)
-        return;
-      await updateServer(db, row.id, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
-      Object.assign(row, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
-      return;
-    }
-    if (row.last_call_error_at !== null && row.last_call_error === outcome.error) return;
-    const since = row.last_call_error_at ?? now;
-    await updateServer(db, row.id, { last_call_error_at: since, last_call_error: outcome.error });
-    Object.assign(row, { last_call_error_at: since, last_call_error: outcome.error });
-  }
-
+  const recordCall = createCallRecorder(db, clock);
   const proxy = createAgentProxy(agents, secrets, recordCall);
   /**
    * How the server is reached is `servers.connect`, which only its account changes (setConnection);
@@ -246,17 +226,8 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
       await checkSaved(row);
     },
 
-    /**
-     * The SHA-256 of the agent key saved for the server, which a link must prove it holds
-     * (linkProof(), docs/agent.md "Outbound link"); null when the stored key cannot be opened.
-     */
-    linkKeySha256(row: ServerRow): string | null {
-      try {
-        return hashToken(secrets.open(row.api_key_enc));
-      } catch {
-        return null;
-      }
-    },
+    /** The SHA-256 of the agent key a link must prove it holds (proxy.ts); null when it cannot be opened. */
+    linkKeySha256: (row: ServerRow) => proxy.keySha256(row),
 
     /**
      * Switches how the console reaches the server (`direct` at its address, `outbound` only through
@@ -519,14 +490,6 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
       }
     },
   };
-}
-
-const isHttps = (apiUrl: string) => /^https:/i.test(apiUrl);
-
-/** A pin only makes sense for an https address; the routes have already put it in canonical form. */
-function pinFor(apiUrl: string, pin: string | null): string | null {
-  if (pin && !isHttps(apiUrl)) throw badRequest('tls_fingerprint: only for an https api_url (http has no certificate)');
-  return pin;
 }
 
 export type ServersService = ReturnType<typeof createServersService>;

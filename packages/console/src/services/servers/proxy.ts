@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { ControlPath } from '@palisade/protocol';
+import { type ControlPath, hashToken } from '@palisade/protocol';
 import { answerSchema, checkControl, controlOperation } from '@palisade/protocol/control-schemas';
 import * as z from 'zod/mini';
 import type { ServerRow } from '../../db/schema.js';
@@ -165,6 +165,18 @@ export function createAgentProxy(agents: AgentClient, secrets: SecretBox, record
   return {
     targetOf,
     call,
+
+    /**
+     * The SHA-256 of the agent key saved for the server, which a link must prove it holds
+     * (linkProof(), docs/agent.md "Outbound link"); null when the stored key cannot be opened.
+     */
+    keySha256(row: ServerRow): string | null {
+      try {
+        return hashToken(openKey(row.api_key_enc));
+      } catch {
+        return null;
+      }
+    },
 
     /** The agent's /metrics, once it parsed as JSON. */
     async metrics(row: ServerRow): Promise<ProxiedAnswer> {

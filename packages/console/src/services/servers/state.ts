@@ -1,5 +1,7 @@
 import { ageText, ONLINE_WINDOW_MS, type ServerStateName } from '@palisade/protocol';
-import type { ServerRow } from '../../db/schema.js';
+import type { Database, ServerRow } from '../../db/schema.js';
+import { updateServer } from '../../repositories/servers.repository.js';
+import type { CallOutcome, CallRecorder } from './proxy.js';
 
 export type StateRow = Pick<ServerRow, 'last_seen' | 'last_call_ok_at' | 'last_call_error_at' | 'last_call_error'>;
 
@@ -36,4 +38,28 @@ export function serverState(row: StateRow, now: number): ServerState {
     };
   }
   return { state: 'online', online: true, reason: `Last check-in ${ageText(sinceCheckin)} ago` };
+}
+
+/** A call outcome like the one stored is written again only after this long, so polling does not write on every call. */
+const CALL_RECORD_MS = 60_000;
+
+/**
+ * Stores what a call to the agent came to, for serverState(): a success clears the failure; a
+ * failure keeps the time its streak began. Unchanged outcomes are written at most once a minute.
+ */
+export function createCallRecorder(db: Database, clock: () => number): CallRecorder {
+  return async function recordCall(row: ServerRow, outcome: CallOutcome) {
+    const now = clock();
+    if (outcome.ok) {
+      if (row.last_call_error_at === null && row.last_call_ok_at !== null && now - row.last_call_ok_at < CALL_RECORD_MS)
+        return;
+      await updateServer(db, row.id, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
+      Object.assign(row, { last_call_ok_at: now, last_call_error_at: null, last_call_error: null });
+      return;
+    }
+    if (row.last_call_error_at !== null && row.last_call_error === outcome.error) return;
+    const since = row.last_call_error_at ?? now;
+    await updateServer(db, row.id, { last_call_error_at: since, last_call_error: outcome.error });
+    Object.assign(row, { last_call_error_at: since, last_call_error: outcome.error });
+  };
 }
