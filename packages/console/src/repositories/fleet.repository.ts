@@ -70,16 +70,19 @@ export const findEntry = (db: Database, accountId: number, id: number) =>
 export const findActiveEntry = (db: Database, activeKey: string) =>
   db.selectFrom('fleet_entries').selectAll().where('active_key', '=', activeKey).executeTakeFirst();
 
-/** The account's entries in force (of one list, or both), newest first. */
-export function listActiveEntries(db: Database, accountId: number, list?: FleetEntriesTable['list']) {
-  let q = db
+/** The account's entries in force, of one list or both. */
+function activeEntries(db: Database, accountId: number, list?: FleetEntriesTable['list']) {
+  const q = db
     .selectFrom('fleet_entries')
     .selectAll()
     .where('account_id', '=', accountId)
     .where('active_key', 'is not', null);
-  if (list) q = q.where('list', '=', list);
-  return q.orderBy('id', 'desc').execute();
+  return list ? q.where('list', '=', list) : q;
 }
+
+/** The account's entries in force (of one list, or both), newest first. */
+export const listActiveEntries = (db: Database, accountId: number, list?: FleetEntriesTable['list']) =>
+  activeEntries(db, accountId, list).orderBy('id', 'desc').execute();
 
 /** One page of the account's entries in force (of one list, or both), newest first, with how many there are. */
 export async function listActiveEntriesPage(
@@ -88,13 +91,10 @@ export async function listActiveEntriesPage(
   list: FleetEntriesTable['list'] | undefined,
   page: PageRequest,
 ) {
-  let q = db
-    .selectFrom('fleet_entries')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('active_key', 'is not', null);
-  if (list) q = q.where('list', '=', list);
-  return keysetPage(q, { key: 'created_at', id: 'id' }, page, (e) => [Number(e.created_at), Number(e.id)]);
+  return keysetPage(activeEntries(db, accountId, list), { key: 'created_at', id: 'id' }, page, (e) => [
+    Number(e.created_at),
+    Number(e.id),
+  ]);
 }
 
 export const entriesOfPolicy = (db: Database, policyId: number) =>
