@@ -146,7 +146,14 @@ describe('a ban propagated by the console drops the attacker on the second serve
 
   test('the attacker connects before the ban and not after it reaches the second server', async () => {
     assert.equal(await attackerConnects(), true, 'nothing blocks the attacker yet');
-    const policy = await call('POST', '/api/fleet/policies', { name: 'everywhere', trigger: 'pattern', scope: 'all' });
+    // The namespaces' addresses are private (10.x), which a policy propagates only when it opts in
+    // (docs/protection.md, "What a fleet may hold").
+    const policy = await call('POST', '/api/fleet/policies', {
+      name: 'everywhere',
+      trigger: 'pattern',
+      scope: 'all',
+      allow_private: true,
+    });
     assert.equal(policy.status, 201, policy.text);
     writeFileSync(logFile, '');
     const pattern = await call('POST', `/api/servers/${ids[0]}/control?path=block-pattern`, {
