@@ -91,28 +91,40 @@ export interface EndpointKey {
 }
 
 /**
- * Due notifications in delivery order, fair across endpoints (docs/alerts.md, "Delivery"). It looks
- * at destinations, not rows: first the endpoints (account webhooks and alert channels) that have
- * something due, each found by one index seek for its oldest due row, healthy ones (fewest failures
- * in a row, then ones that answered before) first, then the oldest waiting; then at most
- * `perEndpoint` rows of each of those, again one index seek each. So no round reads or sorts every
- * due row: 100,000 rows queued for other endpoints cost a healthy endpoint's pick-up nothing
- * (bench/notification-delivery.mjs). Each endpoint's oldest goes before anyone's second.
- * Endpoints in `skipEndpoints` (busy in this process) are left out.
+ * Due notifications in delivery order, fair across accounts first, then across each account's
+ * endpoints (docs/alerts.md, "Delivery"). It looks at destinations, not rows: the endpoints
+ * (account webhooks and alert channels) that have something due, each found by one index seek for
+ * its oldest due row, numbered within their account (those not failing first, then the oldest
+ * waiting); then at most `perEndpoint` rows of each of those, again one index seek each. So no
+ * round reads or sorts every due row: 100,000 rows queued for other endpoints cost a healthy
+ * endpoint's pick-up nothing (bench/notification-delivery.mjs). The rows come round-robin across
+ * accounts: every account's first pick before any account's second, whatever an account's
+ * history (a new account, or one that just changed its webhook URL, is not put behind others), so
+ * one account with 500 due endpoints cannot fill the page before another's one. Within an account,
+ * each endpoint's oldest goes before any endpoint's second. Endpoints in `skipEndpoints` and
+ * accounts in `skipAccounts` (at their bound in this process) are left out.
  */
 export async function deliveryCandidates(
   db: Database,
-  opts: { now: number; perEndpoint: number; limit: number; skipEndpoints: EndpointKey[] },
+  opts: {
+    now: number;
+    perEndpoint: number;
+    limit: number;
+    skipEndpoints: EndpointKey[];
+    skipAccounts?: number[];
+  },
 ): Promise<DeliveryCandidate[]> {
   const { now } = opts;
   const due = sql`n.status = 'queued' AND n.next_attempt_at <= ${now} AND n.locked_until <= ${now}`;
   // As IN lists, not one condition per endpoint: with a thousand busy endpoints that cost seconds a round.
   const webhooks = opts.skipEndpoints.filter((e) => e.channelId === 0).map((e) => sql`${e.accountId}`);
   const channels = opts.skipEndpoints.filter((e) => e.channelId !== 0).map((e) => sql`${e.channelId}`);
+  const accounts = (opts.skipAccounts ?? []).map((id) => sql`${id}`);
   const skip = sql.join(
     [
       ...(webhooks.length > 0 ? [sql`AND NOT (e.channel_id = 0 AND e.account_id IN (${sql.join(webhooks)}))`] : []),
       ...(channels.length > 0 ? [sql`AND e.channel_id NOT IN (${sql.join(channels)})`] : []),
+      ...(accounts.length > 0 ? [sql`AND e.account_id NOT IN (${sql.join(accounts)})`] : []),
     ],
     sql` `,
   );
@@ -120,27 +132,37 @@ export async function deliveryCandidates(
   // planners off the channel index, where every webhook row of every account shares channel 0.
   const webhookRows = sql`n.channel_id + 0 = 0`;
   // The oldest due row by ORDER BY … LIMIT 1, not min(): an index walk that stops at the first match.
+  // `turn`: the endpoint's place within its account; the page takes every account's first before
+  // anyone's second, so it holds up to `limit` accounts however many endpoints one of them has due.
   const endpoints = (
-    await sql<Omit<DeliveryCandidate, 'id' | 'kind' | 'payload' | 'attempts' | 'created_at'> & { rank: number }>`
-    SELECT e.account_id, e.channel_id, e.url, e.secret_enc, e.channel_kind, e.target_enc,
-      e.failures * 2 + CASE WHEN e.last_success_at IS NULL THEN 1 ELSE 0 END AS rank
-    FROM (
-      SELECT w.account_id, 0 AS channel_id, w.url, w.secret_enc, NULL AS channel_kind, NULL AS target_enc,
-        w.failures, w.last_success_at,
-        (SELECT n.next_attempt_at FROM notifications n
-          WHERE n.account_id = w.account_id AND ${due} AND ${webhookRows}
-          ORDER BY n.next_attempt_at LIMIT 1) AS oldest
-      FROM account_webhooks w
-      UNION ALL
-      SELECT c.account_id, c.id AS channel_id, c.target_hint AS url, NULL AS secret_enc, c.kind AS channel_kind,
-        c.target_enc, c.failures, c.last_success_at,
-        (SELECT n.next_attempt_at FROM notifications n
-          WHERE n.channel_id = c.id AND ${due}
-          ORDER BY n.next_attempt_at LIMIT 1) AS oldest
-      FROM alert_channels c
-    ) e
-    WHERE e.oldest IS NOT NULL ${skip}
-    ORDER BY rank, e.oldest, e.account_id, e.channel_id
+    await sql<
+      Omit<DeliveryCandidate, 'id' | 'kind' | 'payload' | 'attempts' | 'created_at'> & {
+        turn: number;
+        failing: number;
+      }
+    >`
+    SELECT r.* FROM (
+      SELECT e.account_id, e.channel_id, e.url, e.secret_enc, e.channel_kind, e.target_enc, e.oldest,
+        CASE WHEN e.failures > 0 THEN 1 ELSE 0 END AS failing,
+        ROW_NUMBER() OVER (PARTITION BY e.account_id ORDER BY e.failures, e.oldest, e.channel_id) AS turn
+      FROM (
+        SELECT w.account_id, 0 AS channel_id, w.url, w.secret_enc, NULL AS channel_kind, NULL AS target_enc,
+          w.failures,
+          (SELECT n.next_attempt_at FROM notifications n
+            WHERE n.account_id = w.account_id AND ${due} AND ${webhookRows}
+            ORDER BY n.next_attempt_at LIMIT 1) AS oldest
+        FROM account_webhooks w
+        UNION ALL
+        SELECT c.account_id, c.id AS channel_id, c.target_hint AS url, NULL AS secret_enc, c.kind AS channel_kind,
+          c.target_enc, c.failures,
+          (SELECT n.next_attempt_at FROM notifications n
+            WHERE n.channel_id = c.id AND ${due}
+            ORDER BY n.next_attempt_at LIMIT 1) AS oldest
+        FROM alert_channels c
+      ) e
+      WHERE e.oldest IS NOT NULL ${skip}
+    ) r
+    ORDER BY r.turn, r.failing, r.oldest, r.account_id, r.channel_id
     LIMIT ${opts.limit}`.execute(db)
   ).rows;
   if (endpoints.length === 0) return [];
@@ -166,7 +188,8 @@ export async function deliveryCandidates(
   ).rows;
   const order = new Map(endpoints.map((e, i) => [`${e.account_id}:${e.channel_id}`, { e, i }]));
   const turns = new Map<string, number>();
-  const candidates = rows
+  // Each row's place: its turn at its endpoint (oldest first), then its endpoint's place in the page.
+  const placed = rows
     .map((r) => ({ ...r, id: Number(r.id), account_id: Number(r.account_id), channel_id: Number(r.channel_id) }))
     .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || a.id - b.id)
     .map((r) => {
@@ -188,10 +211,23 @@ export async function deliveryCandidates(
           channel_kind: e.channel_kind,
           target_enc: e.target_enc,
         },
-        sort: [Number(e.rank), turn, i],
+        turn,
+        i,
       };
-    });
-  candidates.sort((a, b) => a.sort[0]! - b.sort[0]! || a.sort[1]! - b.sort[1]! || a.sort[2]! - b.sort[2]!);
+    })
+    .sort((a, b) => a.turn - b.turn || a.i - b.i);
+  // Round-robin across accounts: an account's k-th row goes after every account's (k-1)-th; among
+  // accounts at the same k, in the order their first endpoint came in the page.
+  const firstSeen = new Map<number, number>();
+  const picks = new Map<number, number>();
+  const candidates = placed.map((p) => {
+    const account = p.row.account_id;
+    if (!firstSeen.has(account)) firstSeen.set(account, p.i);
+    const k = (picks.get(account) ?? 0) + 1;
+    picks.set(account, k);
+    return { ...p, k, first: firstSeen.get(account)! };
+  });
+  candidates.sort((a, b) => a.k - b.k || a.first - b.first);
   return candidates.slice(0, opts.limit).map((c) => c.row);
 }
 

@@ -71,11 +71,18 @@ const DELIVERY_TIMEOUT_MS = 10_000;
  * Concurrency (docs/decisions.md, "Notification delivery"): at most 2 deliveries in flight per
  * endpoint (across processes, by the claim), at most 32 started and unanswered for under 1 s, and
  * at most 256 in flight overall per process. An endpoint that accepts and never answers holds its
- * 2 slots until the timeout, but after 1 s no longer holds back the others' starts.
+ * 2 slots until the timeout, but after 1 s no longer holds back the others' starts. Slots are
+ * shared by account first (docs/alerts.md, "Delivery"): with n accounts having something due or in
+ * flight, one account holds at most 1/(n+1) of each bound (at least one start and one endpoint's
+ * slots), so there is always room for an account that has nothing in flight yet.
  */
 export const PER_ENDPOINT = 2;
 export const MAX_STARTING = 32;
 export const MAX_IN_FLIGHT = 256;
+/** One account's share of a bound when `accounts` accounts are busy: room is kept for one more. */
+export function accountShare(bound: number, accounts: number, least: number): number {
+  return Math.max(least, Math.floor(bound / (accounts + 1)));
+}
 const SLOW_AFTER_MS = 1000;
 
 /** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`: the receiver recomputes it with its secret. */
@@ -229,25 +236,46 @@ export function createNotificationsService(deps: {
     const now = clock();
     const perEndpoint = new Map<string, { endpoint: EndpointKey; n: number }>();
     const perUrl = new Map<string, number>();
+    const perAccount = new Map<number, { inFlight: number; starting: number }>();
     let starting = 0;
     for (const d of inFlight.values()) {
       const key = endpointKey(d.endpoint);
       perEndpoint.set(key, { endpoint: d.endpoint, n: (perEndpoint.get(key)?.n ?? 0) + 1 });
       perUrl.set(d.url, (perUrl.get(d.url) ?? 0) + 1);
-      if (now - d.startedAt < SLOW_AFTER_MS) starting += 1;
+      const account = perAccount.get(d.endpoint.accountId) ?? { inFlight: 0, starting: 0 };
+      account.inFlight += 1;
+      if (now - d.startedAt < SLOW_AFTER_MS) {
+        starting += 1;
+        account.starting += 1;
+      }
+      perAccount.set(d.endpoint.accountId, account);
     }
     let free = Math.min(budget, MAX_STARTING - starting, MAX_IN_FLIGHT - inFlight.size);
     if (free <= 0) return [];
+    // Accounts already at the share they would have with one more account busy are left out of the
+    // pick-up: what they hold is theirs, the rest is kept for the others.
+    const busyShare = (accounts: number) => ({
+      inFlight: accountShare(MAX_IN_FLIGHT, accounts, PER_ENDPOINT),
+      starting: accountShare(MAX_STARTING, accounts, 1),
+    });
+    const before = busyShare(perAccount.size);
+    const skipAccounts = [...perAccount]
+      .filter(([, a]) => a.inFlight >= before.inFlight || a.starting >= before.starting)
+      .map(([id]) => id);
     const skipEndpoints = [...perEndpoint.values()].filter((e) => e.n >= PER_ENDPOINT).map((e) => e.endpoint);
     const candidates = await deliveryCandidates(db, {
       now,
       perEndpoint: PER_ENDPOINT,
       limit: free * 2,
       skipEndpoints,
+      skipAccounts,
     });
+    const share = busyShare(new Set([...perAccount.keys(), ...candidates.map((c) => c.account_id)]).size);
     const started: Promise<boolean>[] = [];
     for (const row of candidates) {
       if (free <= 0) break;
+      const account = perAccount.get(row.account_id) ?? { inFlight: 0, starting: 0 };
+      if (account.inFlight >= share.inFlight || account.starting >= share.starting) continue;
       // A webhook URL is bounded across accounts that share it; an alert channel by itself (many
       // accounts' Slack channels share one host, and must not share 2 slots).
       const target = row.channel_id === 0 ? row.url : `channel:${row.channel_id}`;
@@ -262,6 +290,9 @@ export function createNotificationsService(deps: {
       });
       if (!claimed) continue;
       perUrl.set(target, (perUrl.get(target) ?? 0) + 1);
+      account.inFlight += 1;
+      account.starting += 1;
+      perAccount.set(row.account_id, account);
       free -= 1;
       const done = deliver(row, now + CLAIM_MS)
         .catch((err) => {
