@@ -14,6 +14,8 @@ export interface ConsoleConfig {
   readonly redisPrefix: string;
   /** The SMTP server e-mail alert channels send through (docs/alerts.md); null: e-mail channels fail visibly. */
   readonly smtpUrl: string | null;
+  /** The sender of alert e-mails (`PALISADE_SMTP_FROM`); null: `alerts@<SMTP host>`. Its domain names the Message-ID. */
+  readonly smtpFrom: { name: string | null; address: string } | null;
   readonly publicUrl: string | null;
   readonly secretKey: Buffer | null;
   readonly trustProxy: readonly string[];
@@ -58,6 +60,25 @@ const flag = z
   .refine((v) => ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''].includes(v), 'expected true or false')
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 
+/**
+ * `PALISADE_SMTP_FROM`: `alerts@example.com` or `Display Name <alerts@example.com>`: one address with
+ * a domain, a name without quotes, angle brackets or control characters; null when it is not that.
+ */
+export function smtpFrom(value: string): { name: string | null; address: string } | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) return null;
+  const named = /^([^<>"@,;:\\]*?)\s*<([^<>\s]+)>$/.exec(value);
+  const name = named ? named[1]!.trim() || null : null;
+  const address = named ? named[2]! : value;
+  if (
+    !/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/.test(
+      address,
+    )
+  )
+    return null;
+  return { name, address };
+}
+
 const fields = {
   PALISADE_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PALISADE_HOST: z.string().trim().min(1).default('127.0.0.1'),
@@ -80,6 +101,15 @@ const fields = {
     .string()
     .trim()
     .refine((v) => /^smtps?:\/\/[^/\s]+\/?$/.test(v), 'expected smtp://[user:password@]host:port or smtps://…')
+    .optional(),
+  PALISADE_SMTP_FROM: z
+    .string()
+    .trim()
+    .max(254, 'at most 254 characters')
+    .refine(
+      (v) => smtpFrom(v) !== null,
+      'expected an address such as alerts@example.com or "Palisade <alerts@example.com>" (one address, no line breaks or control characters)',
+    )
     .optional(),
   PALISADE_REDIS_PREFIX: z
     .string()
@@ -190,6 +220,10 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     redisUrl: read('PALISADE_REDIS_URL') ?? null,
     redisPrefix: read('PALISADE_REDIS_PREFIX'),
     smtpUrl: read('PALISADE_SMTP_URL') ?? null,
+    smtpFrom: (() => {
+      const from = read('PALISADE_SMTP_FROM');
+      return from === undefined ? null : smtpFrom(from);
+    })(),
     publicUrl: read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null,
     secretKey: secret ? Buffer.from(secret, 'hex') : null,
     trustProxy: Object.freeze(

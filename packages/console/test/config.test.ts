@@ -24,6 +24,9 @@ test('each bad variable is named in the error', () => {
     [{ PALISADE_DEFAULT_PERMISSIONS: 'control.read,root' }, 'PALISADE_DEFAULT_PERMISSIONS'],
     [{ PALISADE_LOG_LEVEL: 'loud' }, 'PALISADE_LOG_LEVEL'],
     [{ PALISADE_PUBLIC_URL: 'console.example.com' }, 'PALISADE_PUBLIC_URL'],
+    [{ PALISADE_SMTP_FROM: 'alerts' }, 'PALISADE_SMTP_FROM'],
+    [{ PALISADE_SMTP_FROM: 'alerts@example.com\r\nBcc: x@example.com' }, 'PALISADE_SMTP_FROM'],
+    [{ PALISADE_SMTP_FROM: 'Ops <alerts@example.com>, Two <b@example.com>' }, 'PALISADE_SMTP_FROM'],
     [{ PALISADE_DATABASE_SCHEMA: 'Robert"); DROP' }, 'PALISADE_DATABASE_SCHEMA'],
   ];
   for (const [env, name] of cases) {

@@ -37,3 +37,25 @@ export const ticketNotificationSchema = z.object({
   ticket_ref: z.string(),
 });
 export type TicketNotification = z.infer<typeof ticketNotificationSchema>;
+
+export const ALERT_EVENTS = ['alert.fired', 'alert.repeat', 'alert.resolved', 'alert.test'] as const;
+
+/**
+ * The console's account webhook body for an alert (docs/alerts.md, "Payloads"; `X-Palisade-Event`
+ * carries `kind`, `X-Palisade-Delivery` the delivery's own id, a test's too).
+ */
+export const alertNotificationSchema = z.object({
+  kind: z.enum(ALERT_EVENTS),
+  title: z.string(),
+  body: z.string(),
+  rule_id: z.nullable(z.int()),
+  rule: z.nullable(z.string()),
+  server_id: z.nullable(z.int()),
+  server: z.nullable(z.string()),
+  value: z.nullable(z.number()),
+  /** When the round that sent it ran, epoch ms. */
+  at: z.int(),
+  /** The server's page on the dashboard (from `PALISADE_PUBLIC_URL`); null without it or without a server. */
+  link: z.nullable(z.string()),
+});
+export type AlertNotificationPayload = z.infer<typeof alertNotificationSchema>;

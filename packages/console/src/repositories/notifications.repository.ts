@@ -53,17 +53,28 @@ export async function accountsWithWebhook(db: Database, accountIds: number[]) {
   return new Set(rows.map((r) => Number(r.account_id)));
 }
 
-/** A delivery made at once rather than through the queue ("send a test"), kept in the outbox and its log as done. */
-export async function insertFinishedDelivery(
+/**
+ * A delivery made at once rather than through the queue ("send a test"): its row is written before
+ * the send, so the delivery carries its own id as queued ones do (`X-Palisade-Delivery`), as done
+ * and not polled (`failed` until finishTestDelivery records the outcome).
+ */
+export async function insertTestDelivery(db: Database, notification: Insertable<NotificationsTable>) {
+  const row = await db.insertInto('notifications').values(notification).returning('id').executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+/** The outcome of a test delivery: its row's state and its attempt in the log, together. */
+export async function finishTestDelivery(
   db: Database,
-  notification: Insertable<NotificationsTable>,
+  id: number,
+  fields: Pick<NotificationsTable, 'status' | 'delivered_at' | 'next_attempt_at'>,
   attempt: Omit<Insertable<NotificationAttemptsTable>, 'notification_id'>,
 ) {
   await db.transaction().execute(async (trx) => {
-    const row = await trx.insertInto('notifications').values(notification).returning('id').executeTakeFirstOrThrow();
+    await trx.updateTable('notifications').set(fields).where('id', '=', id).execute();
     await trx
       .insertInto('notification_attempts')
-      .values({ ...attempt, notification_id: Number(row.id) })
+      .values({ ...attempt, notification_id: id })
       .execute();
   });
 }

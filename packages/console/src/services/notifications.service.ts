@@ -13,10 +13,11 @@ import {
   type EndpointKey,
   findWebhook,
   finishAttempt,
+  finishTestDelivery,
   insertAttempt,
-  insertFinishedDelivery,
   insertNotification,
   insertNotifications,
+  insertTestDelivery,
   listAttempts,
   parkQueue,
   postponeQueue,
@@ -27,6 +28,7 @@ import {
 } from '../repositories/notifications.repository.js';
 import type { SecretBox } from '../secrets.js';
 import type { PageRequest } from '../validation.js';
+import { alertMail, serverLink } from './alert-mail.js';
 
 export interface TicketNotification {
   kind: 'ticket.created' | 'ticket.reply' | 'ticket.closed' | 'ticket.reopened';
@@ -46,6 +48,8 @@ export interface AlertNotification {
   server: string | null;
   value: number | null;
   at: number;
+  /** The server's dashboard page (`PALISADE_PUBLIC_URL`); null without one or without a server. */
+  link?: string | null;
 }
 
 /** Where one delivery goes: the account's signed webhook, or an alert channel with its opened target. */
@@ -100,8 +104,11 @@ export function createNotificationsService(deps: {
   outbound: GuardedClient;
   secrets: SecretBox;
   mailer: Mailer;
+  /** `PALISADE_PUBLIC_URL`: links in alerts point there; null: no links. */
+  publicUrl?: string | null;
 }) {
   const { db, clock, outbound, secrets, mailer } = deps;
+  const publicUrl = deps.publicUrl ?? null;
   /** This process's deliveries in flight, by notification id. */
   const inFlight = new Map<number, { endpoint: EndpointKey; url: string; startedAt: number; done: Promise<boolean> }>();
   const endpointKey = (e: EndpointKey) => `${e.accountId}:${e.channelId}`;
@@ -118,9 +125,24 @@ export function createNotificationsService(deps: {
     n: { id: number; kind: string; payload: string },
   ): Promise<{ statusCode: number | null; error: string | null }> {
     if (endpoint.kind === 'email') {
-      const parsed = JSON.parse(n.payload) as { title?: string; body?: string };
+      const parsed = JSON.parse(n.payload) as AlertNotification;
+      let message: { subject: string; text: string; html?: string } = {
+        subject: parsed.title ?? n.kind,
+        text: parsed.body ?? '',
+      };
+      if (n.kind.startsWith('alert.')) {
+        const rule =
+          typeof parsed.rule_id === 'number'
+            ? ((await db
+                .selectFrom('alert_rules')
+                .select(['kind', 'metric'])
+                .where('id', '=', parsed.rule_id)
+                .executeTakeFirst()) ?? null)
+            : null;
+        message = alertMail(parsed, rule, publicUrl);
+      }
       try {
-        await mailer.send({ to: endpoint.to, subject: parsed.title ?? n.kind, text: parsed.body ?? '' });
+        await mailer.send({ to: endpoint.to, ...message });
         return { statusCode: null, error: null };
       } catch (err) {
         if (!(err instanceof MailerError)) throw err;
@@ -375,7 +397,8 @@ export function createNotificationsService(deps: {
           account_id: accountId,
           channel_id: channelId,
           kind: notification.kind,
-          payload: JSON.stringify(notification),
+          // The server's page goes with it (docs/alerts.md, "Payloads"), so a receiver can link to it.
+          payload: JSON.stringify({ ...notification, link: serverLink(publicUrl, notification.server_id) }),
           status: channelId === 0 && !hooked.has(accountId) ? 'parked' : 'queued',
           attempts: 0,
           next_attempt_at: now,
@@ -435,22 +458,30 @@ export function createNotificationsService(deps: {
         endpoint = channel.kind === 'email' ? { kind: 'email', to: target } : { kind: channel.kind, url: target };
       }
       const started = clock();
-      const result = await send(endpoint, { id: 0, kind: notification.kind, payload: JSON.stringify(notification) });
+      const payload = JSON.stringify({ ...notification, link: serverLink(publicUrl, notification.server_id) });
+      // Kept in the outbox and its log as done, so the test shows in the alert history; written
+      // first, so the test carries its own delivery id like every other delivery.
+      const id = await insertTestDelivery(db, {
+        account_id: accountId,
+        channel_id: channel.kind === 'webhook' ? 0 : channel.id,
+        kind: notification.kind,
+        payload,
+        status: 'failed',
+        attempts: 1,
+        next_attempt_at: started,
+        locked_until: 0,
+        created_at: started,
+        delivered_at: null,
+      });
+      const result = await send(endpoint, { id, kind: notification.kind, payload });
       const finished = clock();
       await recordChannelResult(db, channel.id, finished, result.error);
-      // Kept in the outbox and its log as done, so the test shows in the alert history.
-      await insertFinishedDelivery(
+      await finishTestDelivery(
         db,
+        id,
         {
-          account_id: accountId,
-          channel_id: channel.kind === 'webhook' ? 0 : channel.id,
-          kind: notification.kind,
-          payload: JSON.stringify(notification),
           status: result.error === null ? 'delivered' : 'failed',
-          attempts: 1,
           next_attempt_at: finished,
-          locked_until: 0,
-          created_at: started,
           delivered_at: result.error === null ? finished : null,
         },
         {

@@ -90,7 +90,14 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
     createSigningService({ db, clock, events: s.securityEvents }),
   ),
   define('notifications', [], ({ db, clock, outbound, secrets, config }) =>
-    createNotificationsService({ db, clock, outbound, secrets, mailer: createMailer(config.smtpUrl) }),
+    createNotificationsService({
+      db,
+      clock,
+      outbound,
+      secrets,
+      mailer: createMailer(config.smtpUrl, config.smtpFrom),
+      publicUrl: config.publicUrl,
+    }),
   ),
   define('tickets', ['notifications'], ({ db, clock }, s) =>
     createTicketsService({ db, clock, notifications: s.notifications }),
