@@ -310,7 +310,12 @@ export const dashboardRoutes: DashboardRoute[] = [
       answer,
       errors: [...errors],
       ...(path === '/api/alerts/history'
-        ? { query: { limit: { description: 'at most this many, 1 to 500; default 100', schema: { type: 'string' } } } }
+        ? {
+            query: {
+              cursor: paging.cursor!,
+              limit: { description: 'at most this many, 1 to 500; default 100', schema: { type: 'string' } },
+            },
+          }
         : {}),
     }),
   ),

@@ -316,7 +316,7 @@ export const dashboardResponses = {
   alertChannels: data(z.object({ channels: z.array(alertChannelSchema) })),
   alertChannel: data(z.object({ channel: alertChannelSchema })),
   alertChannelTest: data(channelTestResultSchema),
-  alertHistory: data(z.object({ history: z.array(alertHistoryEntrySchema) })),
+  alertHistory: data(z.object({ history: z.array(alertHistoryEntrySchema), ...pageFields })),
   alertMutes: data(z.object({ mutes: z.array(alertMuteSchema) })),
   alertMute: data(alertMuteSchema),
   enrolmentTokenCreated: data(createdEnrolmentTokenSchema),

@@ -1,5 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { AlertChannelsTable, AlertRulesTable, AlertStatesTable, Database, ServerRow } from '../db/schema.js';
+import type { PageRequest } from '../validation.js';
+import { keysetPage } from './paging.js';
 
 export async function listChannels(db: Database, accountId: number) {
   return db.selectFrom('alert_channels').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
@@ -329,8 +331,8 @@ export async function deleteMute(db: Database, accountId: number, serverId: numb
  * Alert history from the outbox and its delivery log: each alert notification with its channel,
  * status, attempts and the last attempt's error, newest first.
  */
-export async function alertHistory(db: Database, accountId: number, limit: number) {
-  return db
+export async function alertHistory(db: Database, accountId: number, page: PageRequest) {
+  const query = db
     .selectFrom('notifications as n')
     .leftJoin('alert_channels as c', 'c.id', 'n.channel_id')
     .select((eb) => [
@@ -353,9 +355,7 @@ export async function alertHistory(db: Database, accountId: number, limit: numbe
         .as('last_error'),
     ])
     .where('n.account_id', '=', accountId)
-    .where('n.kind', 'like', 'alert.%')
-    .orderBy('n.created_at', 'desc')
-    .orderBy('n.id', 'desc')
-    .limit(limit)
-    .execute();
+    .where('n.kind', 'like', 'alert.%');
+  // Newest first by (created_at, id), walked on the account's history index (migration 0025).
+  return keysetPage(query, { key: 'n.created_at', id: 'n.id' }, page, (r) => [Number(r.created_at), Number(r.id)]);
 }

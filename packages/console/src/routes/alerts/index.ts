@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError, badRequest, notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import type { LimitName } from '../../plugins/rate-limits.js';
-import { parseId, parseInput } from '../../validation.js';
+import { parseId, parseInput, parsePage } from '../../validation.js';
 import { consoleUrl } from '../console-url.js';
 
 const METRICS = ALERT_METRICS;
@@ -66,12 +66,34 @@ const ruleBody = z
     }
   });
 
-const channelBody = z.strictObject({
-  name,
-  kind: z.enum(CHANNEL_KINDS, `expected one of ${CHANNEL_KINDS.join(', ')}`),
-  url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL').nullable().optional(),
-  email: z.string().trim().max(254, 'at most 254 characters').email('expected an e-mail address').nullable().optional(),
-});
+const channelBody = z
+  .strictObject({
+    name,
+    kind: z.enum(CHANNEL_KINDS, `expected one of ${CHANNEL_KINDS.join(', ')}`),
+    url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL').nullable().optional(),
+    email: z
+      .string()
+      .trim()
+      .max(254, 'at most 254 characters')
+      .email('expected an e-mail address')
+      .nullable()
+      .optional(),
+  })
+  .superRefine((channel, ctx) => {
+    // A field of another kind is refused, not ignored: the sender meant something that would not happen.
+    if (channel.url != null && channel.kind !== 'slack' && channel.kind !== 'discord')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: `is for slack and discord channels; a ${channel.kind} channel ${channel.kind === 'email' ? 'sends to `email`' : 'sends to the account webhook'}: leave url out`,
+      });
+    if (channel.email != null && channel.kind !== 'email')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['email'],
+        message: `is for email channels; a ${channel.kind} channel has no address: leave email out`,
+      });
+  });
 
 const muteBody = z.strictObject({
   until: z
@@ -262,10 +284,12 @@ export default async function alertRoutes(app: FastifyInstance) {
     });
   });
 
-  app.get<{ Querystring: { limit?: string } }>('/api/alerts/history', own, async (request) => {
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>('/api/alerts/history', own, async (request) => {
     const raw = request.query.limit ?? '100';
     if (!/^[0-9]{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 500) throw badRequest('limit: expected 1 to 500');
-    return { data: { history: await app.services.alerts.history(request.account!.id, Number(raw)) } };
+    // The cursor as every list that pages reads it (docs/api.md, "Lists that page"); the limit is this list's own.
+    const { after } = parsePage({ cursor: request.query.cursor });
+    return { data: await app.services.alerts.history(request.account!.id, { after, limit: Number(raw) }) };
   });
 
   app.get('/api/alerts/mutes', own, async (request) => ({

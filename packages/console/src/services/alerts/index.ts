@@ -32,6 +32,7 @@ import {
   updateRule,
 } from '../../repositories/alerts.repository.js';
 import type { SecretBox } from '../../secrets.js';
+import type { PageRequest } from '../../validation.js';
 import type { AlertNotification, NotificationsService } from '../notifications.service.js';
 import { serverTags } from '../servers/views.js';
 import { benchmarkEvent, conditionOf, METRIC_GRACE_MS } from './evaluate.js';
@@ -357,9 +358,10 @@ export function createAlertsService(deps: {
       return { ...result, channel: channelView((await findChannel(db, accountId, id))!) };
     },
 
-    async history(accountId: number, limit: number) {
-      const rows = await alertHistory(db, accountId, limit);
-      return rows.map((r) => {
+    /** A page of the alert history, newest first (docs/alerts.md, "History"), with the cursor of the next. */
+    async history(accountId: number, page: PageRequest) {
+      const { items, next_cursor, total } = await alertHistory(db, accountId, page);
+      const history = items.map((r) => {
         const n = JSON.parse(r.payload) as AlertNotification;
         return {
           id: Number(r.id),
@@ -378,6 +380,7 @@ export function createAlertsService(deps: {
           last_error: r.last_error ?? null,
         };
       });
+      return { history, next_cursor, total };
     },
 
     async listMutes(accountId: number) {
