@@ -45,7 +45,7 @@ const HANGING_ENDPOINTS = 500;
 
 for (const dialect of dialects()) {
   describe(`delivery fairness across accounts, against a console process (${dialect})`, () => {
-    test("a new account's webhook is served while another account's 500 endpoints hang, even after a URL change", async () => {
+    test("a new account's webhook is served while another account's 500 endpoints hang, even after a URL change", async (t) => {
       const database = await testDatabase(dialect);
       const key = randomBytes(32);
       const box = createSecretBox(key);
@@ -167,11 +167,14 @@ for (const dialect of dialects()) {
           200,
         );
         assert.equal((await send('PUT', '/api/account/webhook', { url: healthyUrl }, fresh.cookie)).status, 200);
+        const queuedAt = Date.now();
         await database.db
           .insertInto('notifications')
-          .values({ ...queued(fresh.id, 0, 'fresh'), next_attempt_at: Date.now(), created_at: Date.now() })
+          .values({ ...queued(fresh.id, 0, 'fresh'), next_attempt_at: queuedAt, created_at: queuedAt })
           .execute();
         await arrived;
+        // The figure docs/alerts.md states ("Delivery"), reported, not asserted.
+        t.diagnostic(`served ${Date.now() - queuedAt} ms after it was queued, ${healthyHeld} hanging deliveries held`);
 
         assert.equal(healthyReceived, 1, 'the fresh account received its notification');
         // Served while every hanging delivery was still held: none had timed out or been let go.
