@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { ConfigChangeBody } from '@palisade/protocol/control-schemas/standalone';
 import { isInside, parseClientAddress } from '../lib/ip-ranges.js';
 import { InputError } from '../lib/net.js';
+import { CONTROL_CHARACTERS } from '../lib/text.js';
 import { writeFileAtomic } from '../state/state-dir.js';
 import { CONFIG_KEYS, ConfigError, parseConfig, SECRET_KEYS } from './config.js';
 import { readKvLine, textLines } from './kv-lines.js';
@@ -27,11 +28,6 @@ export function maskSecrets(values: Record<string, string>): Record<string, stri
   for (const key of SECRET_KEYS) if (out[key]) out[key] = SECRET_MASK;
   return out;
 }
-
-// C0 controls, DEL and C1 controls, and the Unicode line and paragraph separators: none belongs in
-// a one-line value, and a newline would start a new `key = value` line in the file.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** Replaces or appends `key = value` lines (a null value removes the key); comments stay where they are. */
 export function editConfigText(text: string, changes: Record<string, string | null>): string {
@@ -63,7 +59,8 @@ export function applyConfigChanges(
   for (const [key, value] of Object.entries(body)) {
     if (!CONFIG_KEYS.includes(key)) throw new InputError(`${key.slice(0, 60)}: unknown config key`);
     const items = Array.isArray(value) ? value : [value];
-    if (items.some((v) => typeof v === 'string' && CONTROL.test(v)))
+    // None belongs in a one-line value; a newline would start a new `key = value` line in the file.
+    if (items.some((v) => typeof v === 'string' && CONTROL_CHARACTERS.test(v)))
       throw new InputError(
         `${key}: a value may not contain control characters (line breaks, tabs, \\x00-\\x1f, \\x7f)`,
       );

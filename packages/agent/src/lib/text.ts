@@ -1,9 +1,9 @@
 /**
- * Control characters, as packages/protocol/src/text.ts refuses them (that module needs zod, which
- * the agent's bundle leaves out): line breaks, tabs, C0, DEL, C1 and the Unicode line and paragraph
- * separators. A name or kind holding one forges lines in logs, notes and audit summaries.
+ * Control characters as every part refuses them (packages/protocol/src/control-characters.ts, which
+ * needs no zod): a name or kind holding one forges lines in logs, notes and audit summaries.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
-export const NO_CONTROL_CHARACTERS = 'expected no control characters (line breaks, tabs, \\x00-\\x1f, \\x7f-\\x9f)';
+export {
+  CONTROL_CHARACTERS,
+  hasControlCharacters,
+  NO_CONTROL_CHARACTERS_MESSAGE as NO_CONTROL_CHARACTERS,
+} from '@palisade/protocol/control-characters';
