@@ -21,6 +21,7 @@ import { changeCounter } from './0021-change-counter.js';
 import { scoreWindowMark } from './0022-score-window-mark.js';
 import { fleetBanLimits } from './0023-fleet-ban-limits.js';
 import { alertChannelConfirmation } from './0024-alert-channel-confirmation.js';
+import { jobRounds } from './0025-f-job-rounds.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -50,6 +51,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0022_score_window_mark': scoreWindowMark(),
     '0023_fleet_ban_limits': fleetBanLimits(),
     '0024_alert_channel_confirmation': alertChannelConfirmation,
+    '0025_f_job_rounds': jobRounds,
   };
 }
 
