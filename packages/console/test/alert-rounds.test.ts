@@ -11,7 +11,15 @@ import type { Database } from '../src/db/schema.js';
 import { receiver, sample } from './alerts-support.js';
 import { type ConsoleProcess, startConsoleProcess } from './console-process.js';
 import { get, parseMetrics } from './observability-support.js';
-import { type DialectName, dialects, registerUser, type TestDatabase, type TestUser, testDatabase } from './support.js';
+import {
+  type DialectName,
+  dialects,
+  registerUser,
+  type TestDatabase,
+  type TestUser,
+  testApp,
+  testDatabase,
+} from './support.js';
 
 /** Servers in the long rounds: enough that their first round takes a while (each one's alert is a transition). */
 const MANY = 3000;
@@ -267,6 +275,39 @@ for (const dialect of dialects()) {
       }
     } finally {
       await w.close();
+    }
+  });
+
+  test(`GET /api/alerts/evaluation answers as documented, and only to a session (${dialect})`, async () => {
+    const t = await testApp(dialect);
+    try {
+      const owner = await registerUser(t.app);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/api/alerts/evaluation' })).statusCode, 401);
+      const ask = async () => {
+        const res = await t.app.inject({
+          method: 'GET',
+          url: '/api/alerts/evaluation',
+          headers: { cookie: owner.cookie },
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().data;
+      };
+      // No round yet, and the console has just started: not late.
+      assert.deepEqual(await ask(), { last_round_at: null, interval_s: 15, late: false, as_of: t.clock.now });
+      await t.app.services.housekeeping.recordRound('alert-evaluation', {
+        holder: 'test',
+        started_at: t.clock.now - 1000,
+        finished_at: t.clock.now,
+      });
+      t.clock.advance(45_001);
+      assert.deepEqual(await ask(), {
+        last_round_at: t.clock.now - 45_001,
+        interval_s: 15,
+        late: true,
+        as_of: t.clock.now,
+      });
+    } finally {
+      await t.close();
     }
   });
 
