@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { generateToken, hashToken } from '@palisade/protocol';
 import { eventually } from '@palisade/testkit';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/schema.js';
@@ -369,3 +370,68 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+// A database outage, on PostgreSQL: the console's schema renamed away, so every query fails, then back.
+describe('after a database outage (postgres)', { skip: !dialects().includes('postgres') }, () => {
+  test('no offline alert for an agent that checks in within one interval of the database coming back', async () => {
+    const w = await world('postgres', { name: 'down', kind: 'offline' });
+    const schema = w.database.databaseSchema!;
+    try {
+      const [back, silent] = await addServers(w, 2, { last_seen: Date.now() });
+      const daemon = generateToken('daemon');
+      await w.database.db
+        .updateTable('servers')
+        .set({ daemon_token_hash: hashToken(daemon), name: 'comes-back' })
+        .where('id', '=', back!)
+        .execute();
+      await w.database.db.updateTable('servers').set({ name: 'stays-silent' }).where('id', '=', silent!).execute();
+      const p = await startConsoleProcess({
+        ...w.env,
+        PALISADE_CHECKIN_INTERVAL_S: '5',
+        PALISADE_ALERT_INTERVAL_S: '1',
+      });
+      const admin = new pg.Client({ connectionString: w.database.databaseUrl! });
+      await admin.connect();
+      let away = false;
+      try {
+        await admin.query(`ALTER SCHEMA "${schema}" RENAME TO "${schema}_away"`);
+        away = true;
+        await p.waitFor(/alert-evaluation failed/);
+        // The outage lasted 300 s as far as the agents' last check-ins go.
+        await admin.query(`UPDATE "${schema}_away".servers SET last_seen = last_seen - 300000`);
+        await admin.query(`ALTER SCHEMA "${schema}_away" RENAME TO "${schema}"`);
+        away = false;
+        // The agent that was waiting for the database comes back within its interval (5 s).
+        await new Promise((r) => setTimeout(r, 3000));
+        const res = await fetch(`${p.url}/api/agent/checkin`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon}` },
+          body: JSON.stringify({
+            agent_version: '0.1.0',
+            hostname: 'comes-back',
+            facts: { os: 'Debian GNU/Linux 12', cores: 2 },
+            sample: sample(Date.now()),
+          }),
+        });
+        assert.equal(res.status, 200, await res.text());
+        await eventually(
+          'the silent server alerted',
+          () => (w.hooks.got.some((r) => /stays-silent is offline/.test(r.body)) ? true : undefined),
+          40_000,
+        );
+        const texts = w.hooks.got.map((r) => JSON.parse(r.body).text as string);
+        assert.deepEqual(
+          texts.filter((t) => /comes-back/.test(t)),
+          [],
+          'nothing about the agent that came back within its interval',
+        );
+      } finally {
+        if (away) await admin.query(`ALTER SCHEMA "${schema}_away" RENAME TO "${schema}"`);
+        await admin.end();
+        await p.kill('SIGTERM');
+      }
+    } finally {
+      await w.close();
+    }
+  });
+});
