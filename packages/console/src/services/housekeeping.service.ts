@@ -34,8 +34,8 @@ export function createHousekeepingService({ db, clock }: { db: Database; clock: 
       due: () => Promise<boolean> = async () => true,
     ): Promise<boolean> {
       if (!(await acquireLease(db, name, holder, clock(), LEASE_MS))) return false;
-      // Renewed while the round runs; a failed renewal is left to the next one (the round itself
-      // commits transaction by transaction, so a second process taking over repeats nothing).
+      // Renewed while the round runs; a failed renewal is left to the next one. A round that stalls
+      // past the lease may run beside another process's (docs/security.md, "Alert evaluation and outages").
       const renewal = setInterval(() => {
         renewLease(db, name, holder, clock(), LEASE_MS).catch(() => undefined);
       }, LEASE_RENEW_MS);
