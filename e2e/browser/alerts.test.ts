@@ -119,6 +119,11 @@ describe('alerts in a browser', { skip: skip ?? false }, () => {
       await page.goto('/dashboard/settings/alerts');
       await page.getByRole('heading', { name: 'Alert channels' }).waitFor();
       await page.getByText('No channels yet.').waitFor();
+      // When the rules were last evaluated, by any console (docs/alerts.md, "Timing").
+      await page
+        .getByTestId('alert-evaluation')
+        .getByText(/Rules last checked \d+ s ago \(every 15 s\)\./)
+        .waitFor();
       await page.getByLabel('Channel name').fill('ops-slack');
       await page.getByLabel('Kind').selectOption('slack');
       await page.getByLabel('Webhook URL').fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slack`);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -9,13 +9,19 @@ import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { loggerOptions } from './plugins/logging.js';
 import { type Family, METRICS_CONTENT_TYPE, type MetricsRegistry, renderMetrics } from './plugins/metrics.js';
+import { ALERT_ROUND, GRACE_SLACK_MS, lateAfterMs, roundTickMs } from './services/alerts/rounds.js';
+
+/** How long a stopping console waits for running rounds before it abandons them and closes the database. */
+const STOP_WAIT_MS = 5000;
 
 /**
  * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows, unreachable
- * servers asked again (docs/fleet.md, "Server states"). Each round
- * takes a lease in the database first, so with several console processes only one does a round at a
- * time, and a process that dies mid-round frees it when the lease expires. A failed round is logged
- * and tried again next time.
+ * servers asked again (docs/fleet.md, "Server states"), alert evaluation (docs/alerts.md, "Timing").
+ * Each round takes a lease in the database first, so with several console processes only one does a
+ * round at a time; the lease lasts 15 s and is renewed while the round runs, so a process that dies
+ * mid-round frees it within 15 s, and one that stops frees it at once. A failed round is logged and
+ * tried again next time. stop() waits for running rounds (up to STOP_WAIT_MS, then abandons them:
+ * each commits transaction by transaction) and frees this process's leases, before the database closes.
  */
 export function startHousekeeping(app: FastifyInstance) {
   const alertRounds = app.metrics.histogram(
@@ -23,18 +29,34 @@ export function startHousekeeping(app: FastifyInstance) {
     'One alert evaluation round, in the process that held its lease',
     [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   );
-  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const housekeeping = app.services.housekeeping;
+  // Who holds a lease: this process start, never reused (a restarted process on the same host and
+  // pid is another holder).
+  const holder = `${hostname()}:${process.pid}:${randomUUID()}`;
+  const running = new Set<Promise<void>>();
+  let stopping = false;
+  let abandoned = false;
+  const track = (name: string, round: Promise<unknown>) => {
+    const done: Promise<void> = round
+      .then(
+        () => undefined,
+        (err) => {
+          if (abandoned) app.log.info({ err }, `${name}: round abandoned at stop`);
+          else app.log.error({ err }, `${name} failed`);
+        },
+      )
+      .finally(() => running.delete(done));
+    running.add(done);
+    return done;
+  };
   const every = (ms: number, name: string, work: () => Promise<unknown>) => {
-    let running = false;
-    const round = () => app.services.housekeeping.underLease(name, holder, work);
+    let busy = false;
     const timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      round()
-        .catch((err) => app.log.error({ err }, `${name} failed`))
-        .finally(() => {
-          running = false;
-        });
+      if (busy || stopping) return;
+      busy = true;
+      track(name, housekeeping.underLease(name, holder, work)).finally(() => {
+        busy = false;
+      });
     }, ms);
     timer.unref();
     return timer;
@@ -49,17 +71,8 @@ export function startHousekeeping(app: FastifyInstance) {
     every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
     every(60 * 60_000, 'audit-retention', () => app.services.audit.expire(app.config.auditRetentionDays)),
     every(60 * 60_000, 'notification-reconcile', () => app.services.notifications.reconcile()),
-    // Alerts are evaluated by one process at a time (docs/alerts.md, "Timing"); their notifications
-    // then go through the outbox like any other.
-    every(app.config.alertIntervalS * 1000, 'alert-evaluation', async () => {
-      const started = performance.now();
-      try {
-        await app.services.alerts.evaluate();
-      } finally {
-        alertRounds.observe({}, (performance.now() - started) / 1000);
-      }
-    }),
   ];
+  timers.push(startAlertRounds(app, holder, alertRounds, track, () => stopping));
   // The notification outbox is claimed row by row, so every process works it at the same time: each
   // second (and whenever a delivery ends) free delivery slots are filled (docs/decisions.md).
   const onError = (err: unknown) => app.log.error({ err }, 'notification delivery failed');
@@ -75,11 +88,107 @@ export function startHousekeeping(app: FastifyInstance) {
   timers.push(fleet);
   return {
     async stop() {
+      stopping = true;
       timers.forEach(clearInterval);
+      let wait: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        Promise.all([...running]).then(() => true),
+        new Promise<false>((resolve) => {
+          wait = setTimeout(() => resolve(false), STOP_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(wait);
+      if (!finished) {
+        abandoned = true;
+        app.log.warn(`stopping: ${running.size} round(s) still running after ${STOP_WAIT_MS / 1000} s are abandoned`);
+      }
+      // Whatever this process still holds is free now: a restarted or surviving console goes on at once.
+      await housekeeping.releaseLeasesOf(holder).catch((err) => app.log.warn({ err }, 'could not free leases'));
       await app.services.notifications.settle();
       await app.services.fleet.settle();
     },
   };
+}
+
+/**
+ * Alert evaluation (docs/alerts.md, "Timing"): every process looks every roundTickMs() whether a
+ * round is due — none finished, by any process, for one interval — and the one that takes the lease
+ * evaluates and records the round (job_rounds), so consoles keep one cadence and a survivor or a
+ * restarted console goes on within the lease's 15 s. It also tells when evaluation is late (a warning
+ * in the log, `alerts.late` on /readyz), and gives servers a grace after a start or a failed round.
+ */
+function startAlertRounds(
+  app: FastifyInstance,
+  holder: string,
+  durations: ReturnType<FastifyInstance['metrics']['histogram']>,
+  track: (name: string, round: Promise<unknown>) => Promise<void>,
+  stopping: () => boolean,
+): NodeJS.Timeout {
+  const { housekeeping, alerts, health } = app.services;
+  const intervalMs = app.config.alertIntervalS * 1000;
+  const tickMs = roundTickMs(app.config.alertIntervalS);
+  const graceMs = app.config.checkinIntervalS * 1000 + GRACE_SLACK_MS;
+  let watchingSince = app.clock();
+  let resumed = false;
+  let late = false;
+  let busy = false;
+  const due = async () => {
+    const last = await housekeeping.lastRound(ALERT_ROUND);
+    return last === null || app.clock() >= last.started_at + intervalMs - tickMs / 2;
+  };
+  const round = async () => {
+    const status = await health.evaluation();
+    if (status.late !== late) {
+      late = status.late;
+      if (late) {
+        app.log.warn(
+          `alert evaluation is late: ${status.lastRoundAt === null ? 'no round has finished' : `the last round finished ${Math.round(status.ageS)} s ago`} (rounds are due every ${app.config.alertIntervalS} s)`,
+        );
+      } else app.log.warn('alert evaluation is on time again');
+    }
+    if (!(await due())) return;
+    await housekeeping.underLease(
+      ALERT_ROUND,
+      holder,
+      async () => {
+        const started = app.clock();
+        // After a failed round (the database away) or a gap in evaluation (every console down),
+        // silence is judged afresh from now on.
+        const previous = await housekeeping.lastRound(ALERT_ROUND);
+        if (resumed || (previous !== null && started - previous.finished_at > lateAfterMs(app.config.alertIntervalS))) {
+          watchingSince = started;
+          resumed = false;
+        }
+        app.log.debug('alert evaluation round started');
+        const t0 = performance.now();
+        try {
+          await alerts.evaluate({ since: watchingSince, ms: graceMs });
+        } finally {
+          durations.observe({}, (performance.now() - t0) / 1000);
+        }
+        await housekeeping.recordRound(ALERT_ROUND, { holder, started_at: started, finished_at: app.clock() });
+        app.log.debug('alert evaluation round finished');
+      },
+      due,
+    );
+  };
+  const tick = () => {
+    if (busy || stopping()) return;
+    busy = true;
+    track(
+      ALERT_ROUND,
+      round().catch((err) => {
+        resumed = true;
+        throw err;
+      }),
+    ).finally(() => {
+      busy = false;
+    });
+  };
+  const timer = setInterval(tick, tickMs);
+  timer.unref();
+  setImmediate(tick);
+  return timer;
 }
 
 /**
@@ -105,6 +214,28 @@ function addScrapeTimeMetrics(metrics: MetricsRegistry, database: DatabaseHandle
   ]);
   metrics.gauge('palisade_outbox_oldest_age_seconds', 'Age of the oldest queued notification', async () => [
     { labels: {}, value: (await readOutbox()).oldestAgeS },
+  ]);
+  // Alert evaluation (docs/alerts.md, "Timing"): when the last round finished, by any process.
+  let evaluation: ReturnType<Services['health']['evaluation']> | null = null;
+  const readEvaluation = () => {
+    evaluation ??= services.health.evaluation().finally(() => setImmediate(() => (evaluation = null)));
+    return evaluation;
+  };
+  metrics.gauge(
+    'palisade_alert_last_round_timestamp_seconds',
+    'When the last alert evaluation round finished (any process), Unix time; absent before the first',
+    async () => {
+      const { lastRoundAt } = await readEvaluation();
+      return lastRoundAt === null ? [] : [{ labels: {}, value: lastRoundAt / 1000 }];
+    },
+  );
+  metrics.gauge(
+    'palisade_alert_last_round_age_seconds',
+    'Seconds since the last alert evaluation round finished (since start, before the first)',
+    async () => [{ labels: {}, value: (await readEvaluation()).ageS }],
+  );
+  metrics.gauge('palisade_alert_evaluation_late', '1 when alert evaluation is late (docs/alerts.md)', async () => [
+    { labels: {}, value: (await readEvaluation()).late ? 1 : 0 },
   ]);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();

@@ -90,4 +90,16 @@ export const channelTestResultSchema = z.object({
 export type ChannelTestResult = z.infer<typeof channelTestResultSchema>;
 
 export const alertMuteSchema = z.object({ server_id: z.number().int(), until: epochMs });
+
+/**
+ * When the console last evaluated alert rules, by any console process (docs/alerts.md, "Timing"):
+ * `late` when no round finished for one interval plus 30 s.
+ */
+export const alertEvaluationSchema = z.object({
+  last_round_at: epochMs.nullable(),
+  interval_s: z.number().int(),
+  late: z.boolean(),
+  as_of: epochMs,
+});
+export type AlertEvaluation = z.infer<typeof alertEvaluationSchema>;
 export type AlertMute = z.infer<typeof alertMuteSchema>;

@@ -299,6 +299,14 @@ export const dashboardRoutes: DashboardRoute[] = [
         [400, 401, 404],
       ],
       ['delete', '/api/alerts/mutes/{id}', "Unmute a server's alerts", 200, 'deleted', [401, 404]],
+      [
+        'get',
+        '/api/alerts/evaluation',
+        'When alert rules were last evaluated (by any console), and whether that is late',
+        200,
+        'alertEvaluation',
+        [401],
+      ],
     ] as const
   ).map(
     ([method, path, summary, status, answer, errors]): DashboardRoute => ({

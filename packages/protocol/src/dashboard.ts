@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { agentMetricsSchema } from './agent-api.js';
 import {
   alertChannelSchema,
+  alertEvaluationSchema,
   alertHistoryEntrySchema,
   alertMuteSchema,
   alertRuleSchema,
@@ -319,6 +320,7 @@ export const dashboardResponses = {
   alertHistory: data(z.object({ history: z.array(alertHistoryEntrySchema), ...pageFields })),
   alertMutes: data(z.object({ mutes: z.array(alertMuteSchema) })),
   alertMute: data(alertMuteSchema),
+  alertEvaluation: data(alertEvaluationSchema),
   enrolmentTokenCreated: data(createdEnrolmentTokenSchema),
   keys: data(z.object({ keys: z.array(signingKeySchema) })),
   keyCreated: data(createdSigningKeySchema),

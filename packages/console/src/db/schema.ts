@@ -280,6 +280,14 @@ export interface JobLeasesTable {
   expires_at: number;
 }
 
+/** The last finished round of a periodic job (migration 0025). */
+export interface JobRoundsTable {
+  name: string;
+  holder: string;
+  started_at: number;
+  finished_at: number;
+}
+
 export interface SigningKeysTable {
   id: Generated<number>;
   account_id: number;
@@ -448,6 +456,7 @@ export interface DB {
   rate_limit_windows: RateLimitWindowsTable;
   change_counter: ChangeCounterTable;
   job_leases: JobLeasesTable;
+  job_rounds: JobRoundsTable;
   accounts: AccountsTable;
   sessions: SessionsTable;
   recovery_codes: RecoveryCodesTable;

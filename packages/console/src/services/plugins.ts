@@ -131,7 +131,7 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
     s.servers.addChangeListener((accountId, serverId) => fleet.serverChanged(accountId, serverId)); // new or retagged servers follow the scopes
     return fleet;
   }),
-  define('health', [], ({ db, clock }) => createHealthService({ db, clock })),
+  define('health', [], ({ db, clock, config }) => createHealthService({ db, clock, config })),
 ];
 
 const BOUNDARIES = ['db', 'config', 'clock', 'outbound', 'secrets'] as const;

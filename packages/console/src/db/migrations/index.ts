@@ -21,7 +21,8 @@ import { changeCounter } from './0021-change-counter.js';
 import { scoreWindowMark } from './0022-score-window-mark.js';
 import { fleetBanLimits } from './0023-fleet-ban-limits.js';
 import { alertChannelConfirmation } from './0024-alert-channel-confirmation.js';
-import { alertHistoryIndexes } from './0025-h-alert-history.js';
+import { alertHistoryIndexes } from './0025-alert-history-indexes.js';
+import { jobRounds } from './0026-job-rounds.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -51,7 +52,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0022_score_window_mark': scoreWindowMark(),
     '0023_fleet_ban_limits': fleetBanLimits(),
     '0024_alert_channel_confirmation': alertChannelConfirmation,
-    '0025_h_alert_history': alertHistoryIndexes,
+    '0025_alert_history_indexes': alertHistoryIndexes,
+    '0026_job_rounds': jobRounds,
   };
 }
 

@@ -292,6 +292,14 @@ export default async function alertRoutes(app: FastifyInstance) {
     return { data: await app.services.alerts.history(request.account!.id, { after, limit: Number(raw) }) };
   });
 
+  // The last evaluation round, for the alert settings page (docs/alerts.md, "Timing").
+  app.get('/api/alerts/evaluation', own, async () => {
+    const status = await app.services.health.evaluation();
+    return {
+      data: { last_round_at: status.lastRoundAt, interval_s: status.intervalS, late: status.late, as_of: app.clock() },
+    };
+  });
+
   app.get('/api/alerts/mutes', own, async (request) => ({
     data: { mutes: await app.services.alerts.listMutes(request.account!.id) },
   }));

@@ -37,11 +37,23 @@ export default async function healthRoutes(app: FastifyInstance, opts: { redis: 
       ['database', within(app.services.health.databaseAnswers(), 'database')],
     ];
     if (opts.redis) checks.push(['redis', within(opts.redis.ping(), 'redis')]);
-    const results = await Promise.allSettled(checks.map(([, check]) => check));
-    const answer: Record<string, string> = {
+    const [results, evaluation] = await Promise.all([
+      Promise.allSettled(checks.map(([, check]) => check)),
+      within(app.services.health.evaluation(), 'alert evaluation').catch(() => null),
+    ]);
+    const answer: Record<string, unknown> = {
       status: 'ready',
       database: 'ok',
       redis: opts.redis ? 'ok' : 'not configured',
+      // When alerts were last evaluated (by any console) and whether that is late (docs/alerts.md,
+      // "Timing"). Late evaluation does not make a console unready: every console would be.
+      alerts: evaluation
+        ? {
+            last_round_at: evaluation.lastRoundAt === null ? null : new Date(evaluation.lastRoundAt).toISOString(),
+            age_s: evaluation.ageS,
+            late: evaluation.late,
+          }
+        : { last_round_at: null, age_s: null, late: null },
     };
     const down: string[] = [];
     results.forEach((result, i) => {

@@ -4,6 +4,7 @@ import type { MetricSample, UnverifiedRun } from '../../repositories/alerts.repo
 import { serverScoreTotal } from '../score.js';
 import { serverState } from '../servers/state.js';
 import { ONLINE_WINDOW_MS, runChecks, serverDetail } from '../servers/views.js';
+import { type SilenceGrace, withinGrace } from './rounds.js';
 import type { RuleRow } from './views.js';
 
 /** Whether a rule's condition holds on a server now, the figure behind it, and words for the notification. */
@@ -48,12 +49,15 @@ export function conditionOf(
   now: number,
   /** The server's raw samples, newest first, reaching back at least this rule's minutes plus METRIC_GRACE_MS. */
   recent: MetricSample[],
+  /** After a start or an outage: a silence reaching back into it is not judged yet (rounds.ts). */
+  grace?: SilenceGrace,
 ): Condition | null {
   const name = server.name;
   const lastSeen = server.last_seen === null ? null : Number(server.last_seen);
   if (lastSeen === null) return null;
   switch (rule.kind) {
     case 'offline': {
+      if (withinGrace(lastSeen, now, grace)) return null;
       const silent = now - lastSeen;
       const active = silent >= ONLINE_WINDOW_MS;
       return active
@@ -144,6 +148,8 @@ export function conditionOf(
           };
     }
     case 'score': {
+      // The score falls with silence (freshness), so it waits out the same grace as `offline`.
+      if (withinGrace(lastSeen, now, grace)) return null;
       const score = serverScoreTotal(
         lastSeen,
         server.score_base_total === null ? null : Number(server.score_base_total),

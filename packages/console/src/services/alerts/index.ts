@@ -36,6 +36,7 @@ import type { PageRequest } from '../../validation.js';
 import type { AlertNotification, NotificationsService } from '../notifications.service.js';
 import { serverTags } from '../servers/views.js';
 import { benchmarkEvent, conditionOf, METRIC_GRACE_MS } from './evaluate.js';
+import type { SilenceGrace } from './rounds.js';
 import { channelView, ruleChannelIds, ruleCovers, ruleServerIds, ruleTags, ruleView } from './views.js';
 
 export interface RuleInput {
@@ -408,7 +409,7 @@ export function createAlertsService(deps: {
      * every `repeat_minutes`; a muted server's transitions are recorded and not sent, and a firing
      * alert not yet sent goes out when the mute ends.
      */
-    async evaluate(): Promise<EvaluationRound> {
+    async evaluate(grace?: SilenceGrace): Promise<EvaluationRound> {
       const now = clock();
       const round: EvaluationRound = { rules: 0, fired: 0, repeated: 0, resolved: 0 };
       const rules = await enabledRules(db);
@@ -497,7 +498,7 @@ export function createAlertsService(deps: {
             }
             continue;
           }
-          const condition = conditionOf(rule, server, now, samples.get(Number(server.id)) ?? []);
+          const condition = conditionOf(rule, server, now, samples.get(Number(server.id)) ?? [], grace);
           if (!condition) continue;
           const state = states.get(`${rule.id}:${server.id}`);
           const firing = state ? Number(state.firing) === 1 : false;

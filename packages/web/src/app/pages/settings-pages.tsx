@@ -6,6 +6,7 @@ import { PasswordPanel } from '../../features/account/components/password-panel'
 import { SessionsPanel } from '../../features/account/components/sessions-panel';
 import { TwoFactorPanel } from '../../features/account/components/two-factor-panel';
 import { ChannelsPanel } from '../../features/alerts/components/channels-panel';
+import { EvaluationStatus } from '../../features/alerts/components/evaluation-status';
 import { HistoryPanel } from '../../features/alerts/components/history-panel';
 import { MutesPanel } from '../../features/alerts/components/mutes-panel';
 import { RulesPanel } from '../../features/alerts/components/rules-panel';
@@ -148,6 +149,7 @@ export function SettingsPage({ tab, me }: { tab: SettingsTab; me: Me }) {
             <p className="muted">
               One notification when a condition starts and one when it ends; a repeat for long incidents if you set one.
             </p>
+            <EvaluationStatus />
             <RulesPanel />
           </section>
           <section className="card" aria-labelledby="alert-mutes-title">

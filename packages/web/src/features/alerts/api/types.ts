@@ -1,6 +1,7 @@
 /** The console's alert answers: their schemas are in packages/protocol/src/alerts.ts. */
 export type {
   AlertChannel,
+  AlertEvaluation,
   AlertHistoryEntry,
   AlertRule,
   ChannelKind,
