@@ -9,6 +9,7 @@ import type { ConsoleConfig } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { loggerOptions } from './plugins/logging.js';
 import { type Family, METRICS_CONTENT_TYPE, type MetricsRegistry, renderMetrics } from './plugins/metrics.js';
+import { RECHECK_INTERVAL_MS } from './services/servers/index.js';
 
 /**
  * Periodic upkeep: sample rollups and retention, expired sessions and rate-limit windows, unreachable
@@ -44,7 +45,7 @@ export function startHousekeeping(app: FastifyInstance) {
     every(5 * 60_000, 'nonce-expiry', () => app.services.signing.expireNonces()),
     every(60 * 60_000, 'security-event-expiry', () => app.services.securityEvents.expire()),
     every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
-    every(60_000, 'unreachable-recheck', () => app.services.servers.recheckUnreachable()),
+    every(RECHECK_INTERVAL_MS, 'unreachable-recheck', () => app.services.servers.recheckUnreachable()),
     every(60 * 60_000, 'session-cleanup', () => app.services.housekeeping.expireSessions()),
     every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
     every(60 * 60_000, 'audit-retention', () => app.services.audit.expire(app.config.auditRetentionDays)),
