@@ -233,6 +233,25 @@ for (const dialect of dialects()) {
       assert.deepEqual(await t.app.services.servers.recheckUnreachable(), { checked: 0, answered: 0 });
     });
 
+    test('the recheck reads an outbound server by its link: up nowhere is unreachable, and late outranks it', async () => {
+      const { id, daemon } = await serverAt(9);
+      await t.db.updateTable('servers').set({ connect: 'outbound' }).where('id', '=', id).execute();
+      await checkin(daemon);
+      const overview = async () => (await get(`/api/servers/${id}/section?name=overview`)).json().data;
+      assert.equal((await overview()).state, 'online');
+      await t.app.services.servers.recheckUnreachable();
+      const down = await overview();
+      assert.equal(down.state, 'unreachable');
+      assert.match(down.state_reason, /: the outbound link is down$/);
+      // Two missed check-ins of the console's interval (30 s here): late, the failing calls still named.
+      t.clock.advance(65_000);
+      const late = await overview();
+      assert.equal(late.state, 'late');
+      assert.equal(late.online, true);
+      assert.match(late.state_reason, /^No check-in for 65 s; its agent checks in every 30 s, and the console's calls/);
+      t.clock.advance(ONLINE_WINDOW_MS);
+    });
+
     test('offline after two minutes: the last known score with its time, the same clock and words as the notes', async () => {
       const { id, daemon } = await serverAt(9);
       await checkin(daemon, { cpu_pct: 85 });
