@@ -121,7 +121,7 @@ describe('fleet end to end: a real console and a real agent', () => {
     const fleet = (await call('GET', '/api/servers', { cookie })).body.data;
     assert.equal(fleet.servers[0].state, 'online');
     assert.equal(fleet.servers[0].attacks_active, 0);
-    assert.deepEqual(fleet.counts, { online: 1, unreachable: 0, offline: 0, under_attack: 0 });
+    assert.deepEqual(fleet.counts, { online: 1, late: 0, unreachable: 0, offline: 0, under_attack: 0 });
   });
 
   test('the metrics proxy passes the agent snapshot through; the control proxy forwards status and body', async () => {
@@ -210,7 +210,7 @@ describe('fleet end to end: a real console and a real agent', () => {
     assert.equal(overview.online, true);
     assert.equal((await call('GET', `/api/v1/servers/${serverId}`, { bearer: token })).body.data.online, true);
     const unreachable = (await call('GET', '/api/servers', { cookie })).body.data;
-    assert.deepEqual(unreachable.counts, { online: 0, unreachable: 1, offline: 0, under_attack: 0 });
+    assert.deepEqual(unreachable.counts, { online: 0, late: 0, unreachable: 1, offline: 0, under_attack: 0 });
     const offline = await eventually(
       'the server to go offline',
       async () => {
@@ -228,7 +228,7 @@ describe('fleet end to end: a real console and a real agent', () => {
     assert.ok(server.last_known_score.score > server.score, 'an offline server does not keep its live score');
     assert.equal(server.attacks_active, null);
     const listed = (await call('GET', '/api/servers', { cookie })).body.data;
-    assert.deepEqual(listed.counts, { online: 0, unreachable: 0, offline: 1, under_attack: 0 });
+    assert.deepEqual(listed.counts, { online: 0, late: 0, unreachable: 0, offline: 1, under_attack: 0 });
 
     // The same agent, restarted (on a new port): it checks in again, and the console reaches it at its new address.
     const restarted = await runAgentDaemon(agent.configFile, agent.stateDir);

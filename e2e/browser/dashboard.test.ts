@@ -401,14 +401,15 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     });
   });
 
-  test('the fleet shows each state with counts; an offline server shows its last known score, greyed', async (t) => {
+  test('the fleet shows each state with counts (a stopped agent late); an offline server shows its last known score, greyed', async (t) => {
     if (!agent || extraAgents.length === 0) {
       t.todo('needs the servers added above');
       return;
     }
     await withPage(async (page) => {
       await signIn(page);
-      // A third server whose agent stops now: unreachable after the console's next call to it.
+      // A third server whose agent stops now: unreachable after the console's next call to it, then
+      // late once two check-ins (5 s each) are missed, offline two minutes after its last check-in.
       const { agent: third, id } = await addRunningAgent(page, 'web-3');
       extraAgents.push(third);
       await stopDaemon(third);
@@ -427,7 +428,11 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
         150_000,
       );
       await row('web-1').getByTestId('state-badge').getByText('Online', { exact: true }).waitFor();
-      await row('web-3').getByTestId('state-badge').getByText('Unreachable', { exact: true }).waitFor();
+      const late = row('web-3').getByTestId('state-badge');
+      await late.getByText('Late', { exact: true }).waitFor();
+      // Its own colour: the late pill, neither the unreachable nor the offline one.
+      assert.match((await late.getAttribute('class')) ?? '', /\bpill-late\b/);
+      assert.match((await late.getAttribute('title')) ?? '', /^No check-in for \d+ s; its agent checks in every 5 s/);
       const lastKnown = row('web-2').getByTestId('last-known-score');
       assert.match((await lastKnown.textContent()) ?? '', /^\d+last known, \d+ min ago$/);
       const colours = await lastKnown.evaluate((el) => {
@@ -438,7 +443,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
       assert.equal(colours.background, 'rgb(226, 232, 240)');
       for (const [state, count] of [
         ['online', 1],
-        ['unreachable', 1],
+        ['late', 1],
+        ['unreachable', 0],
         ['offline', 1],
         ['under-attack', 0],
       ] as const) {

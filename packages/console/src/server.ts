@@ -10,6 +10,7 @@ import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { loggerOptions } from './plugins/logging.js';
 import { type Family, METRICS_CONTENT_TYPE, type MetricsRegistry, renderMetrics } from './plugins/metrics.js';
 import { ALERT_ROUND, GRACE_SLACK_MS, lateAfterMs, roundTickMs } from './services/alerts/rounds.js';
+import { RECHECK_INTERVAL_MS } from './services/servers/index.js';
 
 /** How long a stopping console waits for running rounds before it abandons them and closes the database. */
 const STOP_WAIT_MS = 5000;
@@ -66,7 +67,7 @@ export function startHousekeeping(app: FastifyInstance) {
     every(5 * 60_000, 'nonce-expiry', () => app.services.signing.expireNonces()),
     every(60 * 60_000, 'security-event-expiry', () => app.services.securityEvents.expire()),
     every(60_000, 'stuck-benchmarks', () => app.services.benchmarks.failStuckRuns()),
-    every(60_000, 'unreachable-recheck', () => app.services.servers.recheckUnreachable()),
+    every(RECHECK_INTERVAL_MS, 'unreachable-recheck', () => app.services.servers.recheckUnreachable()),
     every(60 * 60_000, 'session-cleanup', () => app.services.housekeeping.expireSessions()),
     every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
     every(60 * 60_000, 'audit-retention', () => app.services.audit.expire(app.config.auditRetentionDays)),

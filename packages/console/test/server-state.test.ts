@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { ageText, generateToken, hashToken, ONLINE_WINDOW_MS } from '@palisade/protocol';
+import { ageText, generateToken, hashToken, lateAfterMs, ONLINE_WINDOW_MS } from '@palisade/protocol';
 import { lastKnownScore } from '../src/services/score.js';
 import { serverState } from '../src/services/servers/state.js';
 import {
@@ -18,6 +19,8 @@ import {
 // The three states of a server and where they show (docs/fleet.md, "Server states").
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+/** The default 30 s check-in interval: late after 65 s. */
+const LATE = lateAfterMs(30);
 const row = (fields: Partial<Parameters<typeof serverState>[0]> = {}) => ({
   last_seen: NOW - 30_000,
   last_call_ok_at: null,
@@ -26,17 +29,39 @@ const row = (fields: Partial<Parameters<typeof serverState>[0]> = {}) => ({
   ...fields,
 });
 
-describe('serverState: one function decides online, unreachable and offline', () => {
+describe('serverState: one function decides online, late, unreachable and offline', () => {
   test('online: a check-in within two minutes and no failed call since the last answered one', () => {
-    assert.deepEqual(serverState(row(), NOW), { state: 'online', online: true, reason: 'Last check-in 30 s ago' });
-    assert.equal(serverState(row({ last_call_ok_at: NOW - 1000 }), NOW).state, 'online');
-    assert.equal(serverState(row({ last_seen: NOW - ONLINE_WINDOW_MS + 1 }), NOW).state, 'online');
+    assert.deepEqual(serverState(row(), NOW, LATE), {
+      state: 'online',
+      online: true,
+      reason: 'Last check-in 30 s ago',
+    });
+    assert.equal(serverState(row({ last_call_ok_at: NOW - 1000 }), NOW, LATE).state, 'online');
+    assert.equal(serverState(row({ last_seen: NOW - LATE + 1 }), NOW, LATE).state, 'online');
+  });
+
+  test('late: no check-in for two intervals (and 5 s), not yet two minutes; v1 online stays true', () => {
+    assert.equal(LATE, 65_000);
+    assert.deepEqual(serverState(row({ last_seen: NOW - LATE }), NOW, LATE), {
+      state: 'late',
+      online: true,
+      reason: 'No check-in for 65 s; its agent checks in every 30 s',
+    });
+    assert.equal(serverState(row({ last_seen: NOW - ONLINE_WINDOW_MS + 1 }), NOW, LATE).state, 'late');
+    const failing = serverState(
+      row({ last_seen: NOW - 70_000, last_call_error_at: NOW - 20_000, last_call_error: 'agent unreachable' }),
+      NOW,
+      LATE,
+    );
+    assert.equal(failing.state, 'late', 'a silent server is late first, whatever the calls do');
+    assert.match(failing.reason, /, and the console's calls to the agent have failed for 20 s: agent unreachable$/);
   });
 
   test('unreachable: checked in, but the console’s calls to the agent fail; v1 online stays true', () => {
     const s = serverState(
       row({ last_call_ok_at: NOW - 60_000, last_call_error_at: NOW - 5000, last_call_error: 'agent unreachable' }),
       NOW,
+      LATE,
     );
     assert.equal(s.state, 'unreachable');
     assert.equal(s.online, true, 'v1 online keeps the two-minute rule');
@@ -47,9 +72,9 @@ describe('serverState: one function decides online, unreachable and offline', ()
   });
 
   test('offline: no check-in for two minutes, whatever the calls did; never checked in is offline too', () => {
-    const late = serverState(row({ last_seen: NOW - ONLINE_WINDOW_MS, last_call_error_at: NOW - 1000 }), NOW);
+    const late = serverState(row({ last_seen: NOW - ONLINE_WINDOW_MS, last_call_error_at: NOW - 1000 }), NOW, LATE);
     assert.deepEqual(late, { state: 'offline', online: false, reason: 'No check-in for 2 min' });
-    assert.deepEqual(serverState(row({ last_seen: null }), NOW), {
+    assert.deepEqual(serverState(row({ last_seen: null }), NOW, LATE), {
       state: 'offline',
       online: false,
       reason: 'The agent has never checked in',
@@ -177,20 +202,54 @@ for (const dialect of dialects()) {
       }
     });
 
-    test('the periodic recheck asks unreachable agents again and keeps the outcome', async () => {
+    test('the periodic recheck probes every direct server checking in, with no one on its page', async () => {
       const agent = standInAgent();
       await new Promise<void>((resolve) => agent.listen(0, '127.0.0.1', resolve));
       const port = (agent.address() as AddressInfo).port;
-      await new Promise((resolve) => agent.close(resolve));
       const { id, daemon } = await serverAt(port);
       await checkin(daemon);
-      assert.equal((await get(`/api/servers/${id}/metrics`)).statusCode, 502);
-      // This server and the one whose agent refused the key above are unreachable.
-      assert.deepEqual(await t.app.services.servers.recheckUnreachable(), { checked: 2, answered: 0 });
-      assert.equal((await get(`/api/servers/${id}/section?name=overview`)).json().data.state, 'unreachable');
+      const state = async () => (await get(`/api/servers/${id}/section?name=overview`)).json().data.state;
+      assert.equal(await state(), 'online');
+      await new Promise((resolve) => agent.close(resolve));
+      // Nobody calls the agent; the recheck's /health probe finds the refused connection.
+      const round = await t.app.services.servers.recheckUnreachable();
+      assert.ok(round.checked >= 1, JSON.stringify(round));
+      assert.equal(await state(), 'unreachable');
+      // An agent's /health answer (standInAgent() answers the whitelist read only).
+      const again = createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","version":"0.1.0"}');
+      });
+      await new Promise<void>((resolve) => again.listen(port, '127.0.0.1', resolve));
+      try {
+        const next = await t.app.services.servers.recheckUnreachable();
+        assert.ok(next.answered >= 1, JSON.stringify(next));
+        assert.equal(await state(), 'online');
+      } finally {
+        await new Promise((resolve) => again.close(resolve));
+      }
       // Offline servers are not asked: after two minutes without a check-in there is nothing to recheck.
       t.clock.advance(ONLINE_WINDOW_MS);
       assert.deepEqual(await t.app.services.servers.recheckUnreachable(), { checked: 0, answered: 0 });
+    });
+
+    test('the recheck reads an outbound server by its link: up nowhere is unreachable, and late outranks it', async () => {
+      const { id, daemon } = await serverAt(9);
+      await t.db.updateTable('servers').set({ connect: 'outbound' }).where('id', '=', id).execute();
+      await checkin(daemon);
+      const overview = async () => (await get(`/api/servers/${id}/section?name=overview`)).json().data;
+      assert.equal((await overview()).state, 'online');
+      await t.app.services.servers.recheckUnreachable();
+      const down = await overview();
+      assert.equal(down.state, 'unreachable');
+      assert.match(down.state_reason, /: the outbound link is down$/);
+      // Two missed check-ins of the console's interval (30 s here): late, the failing calls still named.
+      t.clock.advance(65_000);
+      const late = await overview();
+      assert.equal(late.state, 'late');
+      assert.equal(late.online, true);
+      assert.match(late.state_reason, /^No check-in for 65 s; its agent checks in every 30 s, and the console's calls/);
+      t.clock.advance(ONLINE_WINDOW_MS);
     });
 
     test('offline after two minutes: the last known score with its time, the same clock and words as the notes', async () => {
@@ -232,7 +291,7 @@ for (const dialect of dialects()) {
       await checkin(calm, { attacks_active: 0 });
       const res = await t.app.inject({ method: 'GET', url: '/api/servers', headers: { cookie: other.cookie } });
       const { servers, counts } = res.json().data;
-      assert.deepEqual(counts, { online: 2, unreachable: 0, offline: 1, under_attack: 1 });
+      assert.deepEqual(counts, { online: 2, late: 0, unreachable: 0, offline: 1, under_attack: 1 });
       assert.deepEqual(
         servers.map((s: { label: string; attacks_active: number | null }) => [s.label, s.attacks_active]),
         [
@@ -245,7 +304,7 @@ for (const dialect of dialects()) {
       const later = (
         await t.app.inject({ method: 'GET', url: '/api/servers', headers: { cookie: other.cookie } })
       ).json().data;
-      assert.deepEqual(later.counts, { online: 0, unreachable: 0, offline: 3, under_attack: 0 });
+      assert.deepEqual(later.counts, { online: 0, late: 0, unreachable: 0, offline: 3, under_attack: 0 });
     });
 
     async function tokenHeader() {

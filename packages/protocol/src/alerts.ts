@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 export const RULE_KINDS = [
   'offline',
+  'late',
   'unreachable',
   'metric',
   'score',

@@ -81,7 +81,8 @@ const scoreValue = z.number().int().min(0).max(1000);
 
 /**
  * A server's state as the dashboard shows it, decided by one function on the console (docs/fleet.md,
- * "Server states"); v1 `online` is true exactly when the state is not offline.
+ * "Server states"); v1 `online` is true exactly when the state is not offline (a late server is still
+ * v1 `online`: the spec's two minutes).
  */
 const serverStateFields = {
   state: z.enum(SERVER_STATES),
@@ -106,6 +107,7 @@ export type DashboardServerSummary = z.infer<typeof dashboardServerSummarySchema
 /** How many of the account's servers are in each state; under_attack counts servers that are not offline. */
 export const fleetCountsSchema = z.object({
   online: count,
+  late: count,
   unreachable: count,
   offline: count,
   under_attack: count,

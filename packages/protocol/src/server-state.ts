@@ -4,12 +4,28 @@
  * (docs/fleet.md, "Server states").
  */
 
-/** online: checked in within two minutes and the agent answers the console; unreachable: checked in, but the console's calls to it fail; offline: no check-in for two minutes. */
-export const SERVER_STATES = ['online', 'unreachable', 'offline'] as const;
+/**
+ * online: checked in within two check-in intervals and the agent answers the console; late: no
+ * check-in for two intervals (plus LATE_SLACK_MS), but not yet two minutes; unreachable: checking in,
+ * but the console's calls to it fail; offline: no check-in for two minutes. v1 `online` is true for
+ * online, late and unreachable.
+ */
+export const SERVER_STATES = ['online', 'late', 'unreachable', 'offline'] as const;
 export type ServerStateName = (typeof SERVER_STATES)[number];
 
 /** A server counts as online (v1 `online`) for two minutes after its last check-in. */
 export const ONLINE_WINDOW_MS = 120_000;
+
+/** Past two check-in intervals, a check-in this much later still counts as on time (its request's own travel). */
+export const LATE_SLACK_MS = 5000;
+
+/**
+ * How long after its last check-in a server is late: two missed check-ins of the interval its agent
+ * was told (`interval_s` in the check-in answer), plus LATE_SLACK_MS. 30 s → 65 s, 5 s → 15 s.
+ */
+export function lateAfterMs(intervalS: number): number {
+  return 2 * intervalS * 1000 + LATE_SLACK_MS;
+}
 
 /** The server score's component weights; they add up to 1000 (docs/score.md). */
 export const SCORE_WEIGHTS = {

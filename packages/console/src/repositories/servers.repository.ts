@@ -200,14 +200,17 @@ export async function findServersByDaemonTokens(
   );
 }
 
-/** Servers of any account that checked in since `since` and whose latest call from the console failed. */
-export async function listServersWithFailingCalls(db: Database, since: number, limit: number) {
+/**
+ * Servers of any account that checked in after `since`, the ones whose agent answered the console
+ * longest ago first (never, or failing since then, first of all): the recheck's round (services/servers/recheck.ts).
+ */
+export async function listServersToRecheck(db: Database, since: number, limit: number) {
   return db
     .selectFrom('servers')
     .selectAll()
-    .where('last_call_error_at', 'is not', null)
-    .where('last_seen', '>=', since)
-    .orderBy('last_call_error_at')
+    .where('last_seen', '>', since)
+    .orderBy(sql`coalesce(last_call_ok_at, 0)`)
+    .orderBy('id')
     .limit(limit)
     .execute();
 }

@@ -102,8 +102,15 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   define('tickets', ['notifications'], ({ db, clock }, s) =>
     createTicketsService({ db, clock, notifications: s.notifications }),
   ),
-  define('alerts', ['notifications'], ({ db, clock, outbound, secrets }, s) =>
-    createAlertsService({ db, clock, outbound, secrets, notifications: s.notifications }),
+  define('alerts', ['notifications'], ({ db, clock, outbound, secrets, config }, s) =>
+    createAlertsService({
+      db,
+      clock,
+      outbound,
+      secrets,
+      notifications: s.notifications,
+      checkinIntervalS: config.checkinIntervalS,
+    }),
   ),
   define('accounts', ['changes'], ({ db, clock, config }, s) =>
     createAccountsService({ db, clock, config, changes: s.changes }),

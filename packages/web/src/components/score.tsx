@@ -55,6 +55,7 @@ export function ServerScore({
 
 const STATE_WORDS: Record<ServerStateName, { text: string; pill: string }> = {
   online: { text: 'Online', pill: 'pill-ok' },
+  late: { text: 'Late', pill: 'pill-late' },
   unreachable: { text: 'Unreachable', pill: 'pill-warn' },
   offline: { text: 'Offline', pill: 'pill-off' },
 };

@@ -1,8 +1,8 @@
+import { ageText, LATE_SLACK_MS } from '@palisade/protocol';
 import { CONSOLE_VERSION, isOlderAgent } from '../../config.js';
 import type { ServerRow } from '../../db/schema.js';
 import type { MetricSample, UnverifiedRun } from '../../repositories/alerts.repository.js';
 import { serverScoreTotal } from '../score.js';
-import { serverState } from '../servers/state.js';
 import { ONLINE_WINDOW_MS, runChecks, serverDetail } from '../servers/views.js';
 import { type SilenceGrace, withinGrace } from './rounds.js';
 import type { RuleRow } from './views.js';
@@ -49,6 +49,8 @@ export function conditionOf(
   now: number,
   /** The server's raw samples, newest first, reaching back at least this rule's minutes plus METRIC_GRACE_MS. */
   recent: MetricSample[],
+  /** When a server is late (lateAfterMs() of the console's check-in interval): `late` rules. */
+  lateAfter: number,
   /** After a start or an outage: a silence reaching back into it is not judged yet (rounds.ts). */
   grace?: SilenceGrace,
 ): Condition | null {
@@ -74,14 +76,35 @@ export function conditionOf(
             body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
           };
     }
+    case 'late': {
+      // The fleet list's `late` (services/servers/state.ts), and on past two minutes: a late rule
+      // tells the silence first, and "checks in again" when it ends, offline or not (docs/alerts.md).
+      // Like offline, a silence reaching back into the console's own downtime waits for the grace.
+      if (withinGrace(lastSeen, now, grace)) return null;
+      const silent = now - lastSeen;
+      const active = silent >= lateAfter;
+      const every = ageText((lateAfter - LATE_SLACK_MS) / 2);
+      return active
+        ? {
+            active,
+            value: Math.round(silent / 1000),
+            title: `${name} is late`,
+            body: `No check-in for ${ageText(silent)}; its agent checks in every ${every} (last at ${new Date(lastSeen).toISOString()}).`,
+          }
+        : {
+            active,
+            value: 0,
+            title: `${name} checks in again`,
+            body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
+          };
+    }
     case 'unreachable': {
-      // The fleet list's own state (services/servers/state.ts). Offline is the offline rule's to tell:
-      // the state stays, and "reachable again" is sent once the server is online (docs/alerts.md).
-      const { state } = serverState(server, now);
-      if (state === 'offline') return null;
-      const failingFor =
-        state === 'unreachable' && server.last_call_error_at !== null ? now - server.last_call_error_at : 0;
-      const active = state === 'unreachable' && failingFor >= Number(rule.minutes) * 60_000;
+      // The console's calls to the agent fail (services/servers/state.ts), whether or not it is late
+      // meanwhile. Offline is the offline rule's to tell: the state stays, and "reachable again" is
+      // sent once the calls are answered (docs/alerts.md).
+      if (now - lastSeen >= ONLINE_WINDOW_MS) return null;
+      const failingFor = server.last_call_error_at !== null ? now - server.last_call_error_at : null;
+      const active = failingFor !== null && failingFor >= Number(rule.minutes) * 60_000;
       return active
         ? {
             active,

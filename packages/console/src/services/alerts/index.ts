@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { EVENT_RULE_KINDS } from '@palisade/protocol';
+import { EVENT_RULE_KINDS, lateAfterMs } from '@palisade/protocol';
 import type { AlertChannelKind, AlertMetric, AlertRuleKind, Database } from '../../db/schema.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
 import { type GuardedClient, OutboundError } from '../../outbound/guarded-client.js';
@@ -102,8 +102,11 @@ export function createAlertsService(deps: {
   outbound: GuardedClient;
   secrets: SecretBox;
   notifications: NotificationsService;
+  /** The check-in interval told to agents: `late` rules judge by it (lateAfterMs()). */
+  checkinIntervalS: number;
 }) {
   const { db, clock, outbound, secrets, notifications } = deps;
+  const lateAfter = lateAfterMs(deps.checkinIntervalS);
 
   const accountServerTags = async (database: Database, accountId: number) =>
     (await accountServerTagRows(database, accountId)).map((r) => ({ id: Number(r.id), tags: serverTags(r.tags) }));
@@ -498,7 +501,7 @@ export function createAlertsService(deps: {
             }
             continue;
           }
-          const condition = conditionOf(rule, server, now, samples.get(Number(server.id)) ?? [], grace);
+          const condition = conditionOf(rule, server, now, samples.get(Number(server.id)) ?? [], lateAfter, grace);
           if (!condition) continue;
           const state = states.get(`${rule.id}:${server.id}`);
           const firing = state ? Number(state.firing) === 1 : false;

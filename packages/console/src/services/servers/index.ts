@@ -3,7 +3,7 @@ import {
   generateToken,
   hashToken,
   isWellFormedToken,
-  ONLINE_WINDOW_MS,
+  lateAfterMs,
   type RegistrationConnect,
 } from '@palisade/protocol';
 import type { ConsoleConfig, Permission } from '../../config.js';
@@ -21,7 +21,6 @@ import {
   insertServer,
   latestSamples,
   listServerSummaries,
-  listServersWithFailingCalls,
   updateServer,
 } from '../../repositories/servers.repository.js';
 import type { SecretBox } from '../../secrets.js';
@@ -32,7 +31,8 @@ import { type HistoryRange, serverHistory } from './history.js';
 import { createLinkRegistry, type LinkState } from './links.js';
 import { createListAnswers } from './list-cache.js';
 import { createAgentProxy, type ProxiedAnswer } from './proxy.js';
-import { createCallRecorder, serverState } from './state.js';
+import { createRecheck } from './recheck.js';
+import { createCallRecorder } from './state.js';
 import { fleetTrends, TREND_BUCKET_MS, TREND_WINDOW_MS } from './trends.js';
 import {
   dashboardServer,
@@ -49,6 +49,7 @@ import {
 export type { AgentTarget, ConnectionCheck } from './agent-client.js';
 export { HISTORY_RANGES, type HistoryRange } from './history.js';
 export type { ProxiedAnswer } from './proxy.js';
+export { RECHECK_INTERVAL_MS } from './recheck.js';
 export { type ServerState, serverState } from './state.js';
 export { ONLINE_WINDOW_MS, runView, serverFacts, serverTags, storedReport } from './views.js';
 
@@ -64,7 +65,8 @@ export interface NewServer {
 export interface ServersDeps {
   db: Database;
   clock: () => number;
-  config: Pick<ConsoleConfig, 'agentTimeoutMs'>;
+  /** The check-in interval told to agents decides when a server is late (lateAfterMs()). */
+  config: Pick<ConsoleConfig, 'agentTimeoutMs' | 'checkinIntervalS'>;
   outbound: GuardedClient;
   secrets: SecretBox;
   /** Drops cached v1 answers when an account's servers change; writes here publish (changes.service.ts). */
@@ -78,10 +80,6 @@ export type ServerChangeListener = (accountId: number, serverId: number) => Prom
 type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
 
 const SECTIONS = 'overview, score, history, benchmarks, attacks, facts';
-
-/** At most this many unreachable servers are asked again per round, this many at a time. */
-const RECHECK_BATCH = 200;
-const RECHECK_PARALLEL = 10;
 
 /**
  * The fleet: a user's servers, their views, and the calls to their agents. Every method looks the
@@ -108,7 +106,10 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
     const seen = await links.stateAnywhere(row.id);
     return seen.mode === 'direct' ? { mode: 'outbound', link: 'down', since: null } : seen;
   }
-  const serverView = async (row: ServerRow, now: number) => dashboardServer(row, now, await connectionOf(row));
+  /** When a server is late: two missed check-ins of the interval every agent is told (checkins.service.ts). */
+  const lateAfter = lateAfterMs(config.checkinIntervalS);
+  const serverView = async (row: ServerRow, now: number) =>
+    dashboardServer(row, now, lateAfter, await connectionOf(row));
 
   /** The connection test of a saved server counts as a call to its agent. */
   async function checkSaved(row: ServerRow) {
@@ -267,7 +268,7 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
     async fleet(accountId: number, filter: { tag?: string } = {}) {
       const now = clock();
       const servers = (await listServerSummaries(db, accountId))
-        .map((row) => dashboardSummary(row, now))
+        .map((row) => dashboardSummary(row, now, lateAfter))
         .filter((s) => filter.tag === undefined || s.tags.includes(filter.tag));
       return { servers, counts: fleetCounts(servers) };
     },
@@ -284,21 +285,11 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
     },
 
     /**
-     * Asks the agents of unreachable servers (checking in, but the console's last call failed) for
-     * /health again, so one that answers again is shown online without anyone opening its page.
+     * Looks at the servers checking in without waiting for a viewer (recheck.ts): direct ones get a
+     * light /health probe, outbound ones are judged by their link, so a refused connection turns a
+     * server unreachable within a round, and an answer online again.
      */
-    async recheckUnreachable() {
-      const now = clock();
-      const rows = (await listServersWithFailingCalls(db, now - ONLINE_WINDOW_MS, RECHECK_BATCH)).filter(
-        (row) => serverState(row, now).state === 'unreachable',
-      );
-      let answered = 0;
-      for (let i = 0; i < rows.length; i += RECHECK_PARALLEL) {
-        const checks = await Promise.all(rows.slice(i, i + RECHECK_PARALLEL).map(checkSaved));
-        answered += checks.filter((c) => !('error' in c)).length;
-      }
-      return { checked: rows.length, answered };
-    },
+    recheckUnreachable: createRecheck({ db, clock, recordCall, checkSaved, connectionOf }),
 
     /** The v1 detail. */
     async detail(accountId: number, id: number) {
@@ -476,7 +467,7 @@ export function createServersService({ db, clock, config, outbound, secrets, cha
         case 'overview':
           return serverView(row, now);
         case 'score':
-          return scoreSection(row, now);
+          return scoreSection(row, now, lateAfter);
         case 'facts':
           return factsSection(row);
         case 'history':

@@ -1,4 +1,4 @@
-import { ageText, ONLINE_WINDOW_MS, type ServerStateName } from '@palisade/protocol';
+import { ageText, LATE_SLACK_MS, ONLINE_WINDOW_MS, type ServerStateName } from '@palisade/protocol';
 import type { Database, ServerRow } from '../../db/schema.js';
 import { updateServer } from '../../repositories/servers.repository.js';
 import type { CallOutcome, CallRecorder } from './proxy.js';
@@ -15,29 +15,43 @@ export interface ServerState {
 
 /**
  * The one function that decides a server's state (docs/fleet.md, "Server states"): the fleet list,
- * the server page, v1 `online` and the score all read it.
+ * the server page, v1 `online`, the score and the alert rules all read it.
  * - offline: no check-in within two minutes (or never);
- * - unreachable: checked in, but the console's latest call to the agent failed (`last_call_error_at`
+ * - late: no check-in for `lateAfter` ms (lateAfterMs(): two of its agent's check-in intervals and a
+ *   little slack), but within two minutes: v1 `online` is still true;
+ * - unreachable: checking in, but the console's latest call to the agent failed (`last_call_error_at`
  *   is when the failures began; a call the agent answers clears it);
  * - online: otherwise.
  */
-export function serverState(row: StateRow, now: number): ServerState {
+export function serverState(row: StateRow, now: number, lateAfter: number): ServerState {
   if (row.last_seen === null) return { state: 'offline', online: false, reason: 'The agent has never checked in' };
   const sinceCheckin = now - row.last_seen;
   if (sinceCheckin >= ONLINE_WINDOW_MS) {
     return { state: 'offline', online: false, reason: `No check-in for ${ageText(sinceCheckin)}` };
   }
-  // An answered call clears `last_call_error_at` (services/servers/index.ts, recordCall).
-  if (row.last_call_error_at !== null) {
+  const failing = row.last_call_error_at; // cleared by a call the agent answers (recordCall)
+  const calls =
+    failing === null
+      ? ''
+      : `the console's calls to the agent have failed for ${ageText(now - failing)}: ${row.last_call_error ?? 'no answer'}`;
+  if (sinceCheckin >= lateAfter) {
     return {
-      state: 'unreachable',
+      state: 'late',
       online: true,
       reason:
-        `Last check-in ${ageText(sinceCheckin)} ago, but the console's calls to the agent have failed for ` +
-        `${ageText(now - row.last_call_error_at)}: ${row.last_call_error ?? 'no answer'}`,
+        `No check-in for ${ageText(sinceCheckin)}; its agent checks in every ${ageText((lateAfter - LATE_SLACK_MS) / 2)}` +
+        (calls ? `, and ${calls}` : ''),
     };
   }
+  if (failing !== null) {
+    return { state: 'unreachable', online: true, reason: `Last check-in ${ageText(sinceCheckin)} ago, but ${calls}` };
+  }
   return { state: 'online', online: true, reason: `Last check-in ${ageText(sinceCheckin)} ago` };
+}
+
+/** v1 `online` alone: a check-in within two minutes (the spec's rule; late and unreachable servers are online). */
+export function isOnline(row: Pick<StateRow, 'last_seen'>, now: number): boolean {
+  return row.last_seen !== null && now - row.last_seen < ONLINE_WINDOW_MS;
 }
 
 /** A call outcome like the one stored is written again only after this long, so polling does not write on every call. */

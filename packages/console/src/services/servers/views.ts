@@ -21,7 +21,7 @@ import {
   WEIGHTS,
 } from '../score.js';
 import type { LinkState } from './links.js';
-import { type StateRow, serverState } from './state.js';
+import { isOnline, type StateRow, serverState } from './state.js';
 
 // The one place the JSON columns of `servers` and `benchmark_runs` are read and rows become the
 // shapes the API answers (docs/architecture.md, "The console").
@@ -54,7 +54,7 @@ export function serverSummary(row: SummaryRow, now: number): ServerSummary {
     // `hostname` is a string in the v1 shape; until the agent reports one, the server's name stands in
     // (never the agent address, which stays on the console: docs/decisions.md).
     hostname: row.hostname ?? row.name,
-    online: serverState(row, now).online,
+    online: isOnline(row, now),
     score: serverScoreTotal(row.last_seen, row.score_base_total, now),
     last_seen: row.last_seen ?? 0,
     public_ip: row.public_ip,
@@ -71,9 +71,12 @@ export function summaryExpiresAt(row: SummaryRow, now: number): number {
   return Math.min(score, row.last_seen + ONLINE_WINDOW_MS);
 }
 
-/** The dashboard's state fields of a server (packages/protocol/src/dashboard.ts), from serverState(). */
-export function stateFields(row: SummaryRow, now: number) {
-  const { state, reason } = serverState(row, now);
+/**
+ * The dashboard's state fields of a server (packages/protocol/src/dashboard.ts), from serverState();
+ * `lateAfter`: lateAfterMs() of the console's check-in interval.
+ */
+export function stateFields(row: SummaryRow, now: number, lateAfter: number) {
+  const { state, reason } = serverState(row, now, lateAfter);
   return {
     state,
     state_reason: reason,
@@ -84,13 +87,13 @@ export function stateFields(row: SummaryRow, now: number) {
 }
 
 /** The dashboard's fleet list entry: the v1 summary plus its state. */
-export function dashboardSummary(row: SummaryRow, now: number): DashboardServerSummary {
-  return { ...serverSummary(row, now), ...stateFields(row, now), tags: serverTags(row.tags) };
+export function dashboardSummary(row: SummaryRow, now: number, lateAfter: number): DashboardServerSummary {
+  return { ...serverSummary(row, now), ...stateFields(row, now, lateAfter), tags: serverTags(row.tags) };
 }
 
 /** How many servers are in each state, and how many of those checking in report an active attack. */
 export function fleetCounts(servers: readonly DashboardServerSummary[]): FleetCounts {
-  const counts = { online: 0, unreachable: 0, offline: 0, under_attack: 0 };
+  const counts = { online: 0, late: 0, unreachable: 0, offline: 0, under_attack: 0 };
   for (const s of servers) {
     counts[s.state] += 1;
     if ((s.attacks_active ?? 0) > 0) counts.under_attack += 1;
@@ -112,10 +115,10 @@ export function serverDetail(row: ServerRow, now: number): ServerDetail {
 }
 
 /** The dashboard's view of a server: the v1 detail plus what only the owner's dashboard needs. Never the key or the agent address. */
-export function dashboardServer(row: ServerRow, now: number, connection: LinkState) {
+export function dashboardServer(row: ServerRow, now: number, lateAfter: number, connection: LinkState) {
   return {
     ...serverDetail(row, now),
-    ...stateFields(row, now),
+    ...stateFields(row, now, lateAfter),
     tags: serverTags(row.tags),
     product_id: row.product_id,
     agent_version: row.agent_version,
@@ -128,8 +131,8 @@ export function dashboardServer(row: ServerRow, now: number, connection: LinkSta
 }
 
 /** The dashboard's score section: the score with its components and the weights behind them. */
-export function scoreSection(row: ServerRow, now: number) {
-  const { state, last_known_score, as_of } = stateFields(row, now);
+export function scoreSection(row: ServerRow, now: number, lateAfter: number) {
+  const { state, last_known_score, as_of } = stateFields(row, now, lateAfter);
   return { ...serverScore(row.last_seen, scoreBase(row), now), weights: WEIGHTS, state, last_known_score, as_of };
 }
 

@@ -9,6 +9,7 @@ import type { Metric, RuleKind } from '../api/types';
 
 export const RULE_KIND_LABELS: Record<RuleKind, string> = {
   offline: 'Server offline / back online',
+  late: 'Server late (two check-ins missed) / checks in again',
   unreachable: 'Unreachable for N minutes',
   metric: 'CPU, memory, disk or load above a threshold',
   score: 'Score below a value',

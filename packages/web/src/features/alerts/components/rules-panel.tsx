@@ -15,6 +15,8 @@ function describeRule(rule: AlertRule): string {
   switch (rule.kind) {
     case 'offline':
       return 'no check-in for 2 minutes';
+    case 'late':
+      return 'two check-ins missed';
     case 'unreachable':
       return rule.minutes ? `the agent unreachable for ${rule.minutes} min` : 'the agent unreachable';
     case 'metric':

@@ -30,6 +30,7 @@ const DESCENDING_FIRST: SortKey[] = ['score', 'cpu', 'memory', 'disk', 'network'
 /** The fleet filters by state, kept in the address (`?state=…`) so a filtered view can be shared and reloaded. */
 const FILTERS = [
   { id: 'online', title: 'Online' },
+  { id: 'late', title: 'Late' },
   { id: 'unreachable', title: 'Unreachable' },
   { id: 'offline', title: 'Offline' },
   { id: 'under_attack', title: 'Under attack' },
@@ -37,7 +38,7 @@ const FILTERS = [
 type StateFilter = (typeof FILTERS)[number]['id'];
 const isFilter = (v: string | null): v is StateFilter => FILTERS.some((f) => f.id === v);
 
-const STATE_ORDER = { online: 0, unreachable: 1, offline: 2 } as const;
+const STATE_ORDER = { online: 0, unreachable: 1, late: 2, offline: 3 } as const;
 
 /** A server's figure for a column; an offline server's figures are not "now", so they sort as unknown. */
 function figure(s: Row, key: 'cpu' | 'memory' | 'disk' | 'network'): number | null {

@@ -30,6 +30,13 @@ function ConnectionMode({ connection, asOf }: { connection: DashboardServer['con
   );
 }
 
+/** The note beside a server that is not online, in its state's colour (docs/fleet.md, "Server states"). */
+const STATE_NOTE: Record<Exclude<DashboardServer['state'], 'online'>, string> = {
+  late: 'note-late',
+  unreachable: 'note-warn',
+  offline: 'note-bad',
+};
+
 export function ServerHeader({ server }: { server: DashboardServer }) {
   return (
     <div className="server-head">
@@ -61,7 +68,7 @@ export function ServerHeader({ server }: { server: DashboardServer }) {
       ) : null}
       <NameAndTags server={server} />
       {server.state !== 'online' ? (
-        <p className={`note ${server.state === 'unreachable' ? 'note-warn' : 'note-bad'}`} data-testid="state-reason">
+        <p className={`note ${STATE_NOTE[server.state]}`} data-testid="state-reason">
           {server.state_reason}.
         </p>
       ) : null}
