@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { mailText, receiver, smtpReceiver } from './alerts-support.js';
 import { startConsoleProcess } from './console-process.js';
+import { registeredCaller } from './http.js';
 import { dialects, testDatabase } from './support.js';
 
 /** A loopback port free right now, so the console's public URL can name it before it starts. */
@@ -48,28 +49,11 @@ for (const dialect of dialects()) {
         PALISADE_BOOTSTRAP_ADMIN: '0',
       });
       try {
-        let cookie = '';
-        const call = async (method: string, path: string, body?: unknown) => {
-          const res = await fetch(`${running.url}${path}`, {
-            method,
-            headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), cookie },
-            ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          });
-          return {
-            status: res.status,
-            headers: res.headers,
-            // biome-ignore lint/suspicious/noExplicitAny: the answers are checked field by field below
-            json: (await res.json()) as { data: any; error?: string },
-          };
-        };
-        const registered = await call('POST', '/api/auth/register', {
+        const { call, accountId } = await registeredCaller(running.url, {
           email: `mail-${process.pid}-${dialect}@example.com`,
           password: 'alert-mail-password',
           name: 'M',
         });
-        assert.equal(registered.status, 201);
-        cookie = registered.headers.get('set-cookie')!.split(';')[0]!;
-        const accountId = registered.json.data.account.id as number;
         const product = (await call('POST', '/api/products', { catalog_id: 1 })).json.data.product;
         // A server whose agent is older than the console: an `agent_outdated` rule fires on the next round.
         const server = await database.db

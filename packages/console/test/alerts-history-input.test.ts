@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { startConsoleProcess } from './console-process.js';
+import { registeredCaller } from './http.js';
 import { dialects, testDatabase } from './support.js';
 
 const QUEUED = 30_500;
@@ -19,28 +20,11 @@ for (const dialect of dialects()) {
         PALISADE_BOOTSTRAP_ADMIN: '0',
       });
       try {
-        let cookie = '';
-        const call = async (method: string, path: string, body?: unknown) => {
-          const res = await fetch(`${running.url}${path}`, {
-            method,
-            headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), cookie },
-            ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-          });
-          return {
-            status: res.status,
-            headers: res.headers,
-            // biome-ignore lint/suspicious/noExplicitAny: the answers are checked field by field below
-            json: (await res.json()) as { data: any; error?: string },
-          };
-        };
-        const registered = await call('POST', '/api/auth/register', {
+        const { call, accountId } = await registeredCaller(running.url, {
           email: `history-${process.pid}-${dialect}@example.com`,
           password: 'alert-history-password',
           name: 'H',
         });
-        assert.equal(registered.status, 201);
-        cookie = registered.headers.get('set-cookie')!.split(';')[0]!;
-        const accountId = registered.json.data.account.id as number;
 
         // A `url` given with a kind that has none, an `email` with a kind that has none: 400 naming it, nothing stored.
         const wrongKind = [

@@ -28,3 +28,31 @@ export function rawRequest(
     req.end(body);
   });
 }
+
+/** An answer read by a test: status, headers and the JSON body (checked field by field by the caller). */
+export interface JsonAnswer {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: the answers are checked field by field by each test
+  json: { data: any; error?: string };
+}
+
+/**
+ * Registers an account on a running console and answers a caller that sends its session cookie,
+ * with the account's id: the dashboard routes as a signed-in user calls them.
+ */
+export async function registeredCaller(baseUrl: string, account: { email: string; password: string; name: string }) {
+  let cookie = '';
+  const call = async (method: string, path: string, body?: unknown): Promise<JsonAnswer> => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), cookie },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, headers: res.headers, json: (await res.json()) as JsonAnswer['json'] };
+  };
+  const registered = await call('POST', '/api/auth/register', account);
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}: ${registered.json.error}`);
+  cookie = registered.headers.get('set-cookie')!.split(';')[0]!;
+  return { call, accountId: registered.json.data.account.id as number };
+}
