@@ -3,6 +3,13 @@ import type { AlertChannelsTable, AlertRulesTable, AlertStatesTable, Database, S
 import type { PageRequest } from '../validation.js';
 import { keysetPage } from './paging.js';
 
+/** What an alert mail words its value with: the rule's kind and metric, or null when the rule is gone. */
+export async function findRuleWording(db: Database, ruleId: number) {
+  return (
+    (await db.selectFrom('alert_rules').select(['kind', 'metric']).where('id', '=', ruleId).executeTakeFirst()) ?? null
+  );
+}
+
 export async function listChannels(db: Database, accountId: number) {
   return db.selectFrom('alert_channels').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
 }

@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import { badRequest, notFound } from '../errors.js';
 import { type GuardedClient, OutboundError } from '../outbound/guarded-client.js';
 import { type Mailer, MailerError } from '../outbound/mailer.js';
-import { recordChannelResult } from '../repositories/alerts.repository.js';
+import { findRuleWording, recordChannelResult } from '../repositories/alerts.repository.js';
 import {
   accountsWithWebhook,
   claimNotification,
@@ -131,14 +131,7 @@ export function createNotificationsService(deps: {
         text: parsed.body ?? '',
       };
       if (n.kind.startsWith('alert.')) {
-        const rule =
-          typeof parsed.rule_id === 'number'
-            ? ((await db
-                .selectFrom('alert_rules')
-                .select(['kind', 'metric'])
-                .where('id', '=', parsed.rule_id)
-                .executeTakeFirst()) ?? null)
-            : null;
+        const rule = typeof parsed.rule_id === 'number' ? await findRuleWording(db, parsed.rule_id) : null;
         message = alertMail(parsed, rule, publicUrl);
       }
       try {
