@@ -46,15 +46,15 @@ export async function findTokenAccount(db: Database, tokenHash: string) {
   const rows = await runCompiled(
     db,
     'findTokenAccount',
-    (d) =>
+    (d, p) =>
       d
         .selectFrom('access_tokens')
         .innerJoin('accounts', 'accounts.id', 'access_tokens.account_id')
         .selectAll('accounts')
         .select(['access_tokens.id as token_id', 'access_tokens.last_used_at'])
-        .where('access_tokens.token_hash', '=', '')
+        .where('access_tokens.token_hash', '=', p.tokenHash)
         .where('accounts.disabled_at', 'is', null),
-    [tokenHash],
+    { tokenHash },
   );
   return rows[0];
 }

@@ -1,29 +1,80 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Database } from '../db/schema.js';
 
-const cache = new WeakMap<Database, Map<string, string>>();
+/** A query compiled once: its SQL and, for each of its parameter positions, the name bound there. */
+interface Compiled {
+  sql: string;
+  names: readonly string[];
+}
+
+const cache = new WeakMap<Database, Map<string, Compiled>>();
+
+/** The stand-in for a named parameter while a query is compiled: found again by identity. */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
 
 /**
  * Runs a hot query without building and compiling it on every call: the SQL is compiled once per
- * database handle from `build` (with placeholder parameters) and then executed with `parameters`.
- * Only for queries whose shape never changes with their arguments.
+ * database handle from `build`, then executed with `parameters` bound by name. `build` receives,
+ * in place of each of `parameters`' values, a placeholder of its own; the position where each one
+ * lands in the compiled query is where that parameter's value is bound, so the order of the
+ * `.where()` calls (or of an INSERT's columns) cannot swap two values.
+ *
+ * Compiling checks that every compiled parameter is one of the named ones and that each name is
+ * used exactly once, and throws naming the query otherwise (a constant left in the query, a name
+ * used twice or not at all). Only for queries whose shape never changes with their arguments.
  */
-export async function runCompiled<Row>(
+export async function runCompiled<Row, P extends Record<string, unknown>>(
   db: Database,
   name: string,
-  build: (db: Database) => Compilable<Row>,
-  parameters: unknown[],
-) {
+  build: (db: Database, parameters: P) => Compilable<Row>,
+  parameters: P,
+): Promise<Row[]> {
   let byName = cache.get(db);
   if (!byName) {
     byName = new Map();
     cache.set(db, byName);
   }
-  let sql = byName.get(name);
-  if (sql === undefined) {
-    sql = build(db).compile().sql;
-    byName.set(name, sql);
+  let compiled = byName.get(name);
+  if (compiled === undefined) {
+    compiled = compileNamed(db, name, build, Object.keys(parameters));
+    byName.set(name, compiled);
   }
-  const result = await db.executeQuery<Row>(CompiledQuery.raw(sql, parameters));
+  const values = new Array<unknown>(compiled.names.length);
+  for (let i = 0; i < values.length; i++) values[i] = parameters[compiled.names[i]!];
+  const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, values));
   return result.rows;
+}
+
+/** Compiles `build` with a placeholder for each of `names` and maps each parameter position to its name. */
+function compileNamed<P>(
+  db: Database,
+  name: string,
+  build: (db: Database, parameters: P) => Compilable<unknown>,
+  names: readonly string[],
+): Compiled {
+  const placeholders = Object.fromEntries(names.map((n) => [n, new Placeholder(n)]));
+  const query = build(db, placeholders as P).compile();
+  const positions = query.parameters.map((value, i) => {
+    if (value instanceof Placeholder && placeholders[value.name] === value) return value.name;
+    throw new Error(
+      `compiled query ${name}: parameter ${i + 1} is ${describeValue(value)}, not one of the named parameters (${names.join(', ')})`,
+    );
+  });
+  // Every position holds a name and every name one position: as many parameters as names.
+  for (const n of names) {
+    const uses = positions.filter((p) => p === n).length;
+    if (uses !== 1) {
+      throw new Error(
+        `compiled query ${name}: parameter ${n} is used ${uses} times in the query, expected exactly once`,
+      );
+    }
+  }
+  return { sql: query.sql, names: positions };
+}
+
+function describeValue(value: unknown) {
+  if (value instanceof Placeholder) return `a placeholder of another query (${value.name})`;
+  return `the constant ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`;
 }

@@ -38,8 +38,8 @@ export async function insertSamples(db: Database, samples: Insertable<SamplesTab
     await runCompiled(
       db,
       'insertSample',
-      (d) => d.insertInto('samples').values(Object.fromEntries(SAMPLE_COLUMNS.map(([c]) => [c, 0])) as never),
-      SAMPLE_COLUMNS.map(([c]) => s[c]),
+      (d, p) => d.insertInto('samples').values(p as Insertable<SamplesTable>),
+      Object.fromEntries(SAMPLE_COLUMNS.map(([c]) => [c, s[c]])),
     );
   }
 }

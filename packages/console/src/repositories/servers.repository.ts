@@ -8,7 +8,7 @@ export async function listServerSummaries(db: Database, accountId: number) {
   return runCompiled(
     db,
     'listServerSummaries',
-    (d) =>
+    (d, p) =>
       d
         .selectFrom('servers')
         .select([
@@ -24,9 +24,9 @@ export async function listServerSummaries(db: Database, accountId: number) {
           'last_call_error',
           'tags',
         ])
-        .where('account_id', '=', 0)
+        .where('account_id', '=', p.accountId)
         .orderBy('id'),
-    [accountId],
+    { accountId },
   );
 }
 
@@ -36,8 +36,8 @@ export async function findServer(db: Database, accountId: number, id: number) {
   const rows = await runCompiled(
     db,
     'findServer',
-    (d) => d.selectFrom('servers').selectAll().where('id', '=', 0).where('account_id', '=', 0),
-    [id, accountId],
+    (d, p) => d.selectFrom('servers').selectAll().where('id', '=', p.id).where('account_id', '=', p.accountId),
+    { id, accountId },
   );
   return rows[0];
 }
@@ -78,35 +78,35 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
       await runCompiled(
         db,
         'updateServerAfterCheckin',
-        (d) =>
+        (d, p) =>
           d
             .updateTable('servers')
             .set({
-              hostname: '',
-              public_ip: '',
-              facts: '',
-              agent_version: '',
-              last_seen: 0,
-              latest_sample: '',
-              score_base: '',
-              score_base_total: 0,
-              score_window_mark: 0,
-              attacks_active: 0,
+              hostname: p.hostname,
+              public_ip: p.public_ip,
+              facts: p.facts,
+              agent_version: p.agent_version,
+              last_seen: p.last_seen,
+              latest_sample: p.latest_sample,
+              score_base: p.score_base,
+              score_base_total: p.score_base_total,
+              score_window_mark: p.score_window_mark,
+              attacks_active: p.attacks_active,
             })
-            .where('id', '=', 0),
-        [
-          r.hostname,
-          r.public_ip,
-          r.facts,
-          r.agent_version,
-          r.last_seen,
-          r.latest_sample,
-          r.score_base,
-          r.score_base_total,
-          r.score_window_mark,
-          r.attacks_active,
-          r.id,
-        ],
+            .where('id', '=', p.id),
+        {
+          hostname: r.hostname,
+          public_ip: r.public_ip,
+          facts: r.facts,
+          agent_version: r.agent_version,
+          last_seen: r.last_seen,
+          latest_sample: r.latest_sample,
+          score_base: r.score_base,
+          score_base_total: r.score_base_total,
+          score_window_mark: r.score_window_mark,
+          attacks_active: r.attacks_active,
+          id: r.id,
+        },
       );
     }
     return;

@@ -12,16 +12,16 @@ export async function findLiveSession(db: Database, idHash: string, now: number)
   const rows = await runCompiled(
     db,
     'findLiveSession',
-    (d) =>
+    (d, p) =>
       d
         .selectFrom('sessions')
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
         .selectAll('accounts')
         .select('sessions.last_seen_at as session_seen_at')
-        .where('sessions.id_hash', '=', '')
-        .where('sessions.expires_at', '>', 0)
+        .where('sessions.id_hash', '=', p.idHash)
+        .where('sessions.expires_at', '>', p.now)
         .where('accounts.disabled_at', 'is', null),
-    [idHash, now],
+    { idHash, now },
   );
   return rows[0];
 }
