@@ -240,6 +240,15 @@ describe('start-up errors', () => {
     assert.doesNotMatch(res.out, /at .*\.js:\d+/, 'no stack trace');
   });
 
+  test('palisade-console --version and -V print the package version and exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const res = await runConsoleCli({ PALISADE_PORT: 'eighty' }, [flag]);
+      assert.equal(res.code, 0, `${flag}: ${res.out}`);
+      assert.equal(res.out.trim(), version, flag);
+    }
+  });
+
   test('a port in use says so and what to do', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
