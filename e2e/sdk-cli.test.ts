@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -233,4 +233,19 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(JSON.parse(ok.stdout)[0].id, serverId);
   });
+});
+
+test('palisade --version and -V print the SDK package version and exit 0, through the installed bin', async () => {
+  const bin = fileURLToPath(new URL('../../packages/sdk/bin/palisade.js', import.meta.url));
+  const { version } = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../packages/sdk/package.json', import.meta.url)), 'utf8'),
+  );
+  for (const flag of ['--version', '-V']) {
+    const res = await runCli(bin, [flag], { HOME: dir.path });
+    assert.equal(res.code, 0, `${flag}: ${res.stderr}`);
+    assert.equal(res.stdout, `${version}\n`, flag);
+    assert.equal(res.stderr, '', flag);
+  }
+  const help = await runCli(bin, ['--help'], { HOME: dir.path });
+  assert.match(help.stdout, /-V, --version/);
 });

@@ -8,7 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { ConsoleConfig } from './config.js';
+import { type ConsoleConfig, proxyTrust } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
 import { createGuardedClient } from './outbound/guarded-client.js';
@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: !config.accessLog }),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    trustProxy: proxyTrust(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH },
     // A path the router cannot read is answered before any hook runs: give it the API headers and
     // the usual error body here (Fastify's own echoes the path and has neither).

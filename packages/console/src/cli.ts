@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Services } from './app.js';
-import { ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
+import { CONSOLE_VERSION, ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
 import { AppError } from './errors.js';
 import { startConsole, withDatabase } from './server.js';
 import { PLAN_CAPABILITIES, type PlanCapability } from './services/catalog.service.js';
@@ -62,6 +62,7 @@ function integer(value: string): number {
 
 const program = new Command('palisade-console')
   .description('The Palisade console. Settings come from PALISADE_* environment variables (see docs/console.md).')
+  .version(CONSOLE_VERSION, '-V, --version', "print this console's version")
   .showHelpAfterError();
 
 program

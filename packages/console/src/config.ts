@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 
 /** The console's settings, read once from the environment at start and frozen. Nothing else reads `process.env`. */
@@ -18,7 +20,12 @@ export interface ConsoleConfig {
   readonly smtpFrom: { name: string | null; address: string } | null;
   readonly publicUrl: string | null;
   readonly secretKey: Buffer | null;
-  readonly trustProxy: readonly string[];
+  /**
+   * The reverse proxies whose `X-Forwarded-*` headers are believed (`PALISADE_TRUST_PROXY`): `true`
+   * for every peer, else their IPs/CIDRs (or proxy-addr's `loopback`, `linklocal`, `uniquelocal`);
+   * empty: none. `proxyTrust()` turns it into the one function Fastify and the link endpoint both use.
+   */
+  readonly trustProxy: true | readonly string[];
   readonly allowPrivateTargets: boolean;
   readonly defaultPermissions: readonly Permission[];
   readonly logLevel: string;
@@ -130,11 +137,14 @@ const fields = {
     .optional(),
   PALISADE_TRUST_PROXY: z
     .string()
-    .trim()
-    .refine(
-      (v) => v === '' || v.split(',').every((p) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(p.trim())),
-      'expected a comma-separated list of proxy IPs or CIDRs',
-    )
+    .transform((v, ctx) => {
+      const parsed = trustProxy(v);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
+        return z.NEVER;
+      }
+      return parsed;
+    })
     .optional(),
   PALISADE_ALLOW_PRIVATE_TARGETS: flag.default(false),
   PALISADE_DEFAULT_PERMISSIONS: z
@@ -169,6 +179,56 @@ const fields = {
   PALISADE_SAMPLES_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   PALISADE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 };
+
+/** What PALISADE_TRUST_PROXY may hold, said in every refusal. */
+const TRUST_PROXY_EXPECTED =
+  'expected true, false, or a comma-separated list of proxy IPs or CIDRs such as 127.0.0.1,10.0.0.0/8 ' +
+  '(or loopback, linklocal, uniquelocal)';
+
+/** The named ranges Fastify's proxy-addr knows. */
+const TRUST_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `PALISADE_TRUST_PROXY` parsed strictly, as Fastify's trustProxy takes it: `true`, `false` or empty
+ * (an empty list), or IPs and CIDRs (`10.0.0.0/8`, prefix 1 to 32 or 1 to 128) each checked with
+ * `net.isIP` (no zone, no shorthand such as `10.1`). A hop count is refused: Fastify 5 ignores it (it
+ * cannot tell the proxy from a client that sends the header itself, docs/security.md). The refusal
+ * names the entry and what was expected; any other answer is a list Fastify compiles.
+ */
+export function trustProxy(value: string): true | string[] | string {
+  const v = value.trim();
+  if (v === '' || v.toLowerCase() === 'false') return [];
+  if (v.toLowerCase() === 'true') return true;
+  if (/^\d+$/.test(v))
+    return `a hop count (${v}) is not accepted: Fastify cannot check that the nearest peer is a proxy, so it would trust no one; name the proxies instead, ${TRUST_PROXY_EXPECTED}`;
+  const entries = v.split(',').map((p) => p.trim());
+  for (const entry of entries) {
+    if (entry === '') return `an empty entry in the list; ${TRUST_PROXY_EXPECTED}`;
+    if (TRUST_PROXY_RANGES.includes(entry)) continue;
+    const slash = entry.indexOf('/');
+    const ip = slash === -1 ? entry : entry.slice(0, slash);
+    const version = isIP(ip);
+    if (version === 0 || ip.includes('%'))
+      return `${JSON.stringify(entry)} is not an IP address or CIDR; ${TRUST_PROXY_EXPECTED}`;
+    if (slash !== -1) {
+      const bits = entry.slice(slash + 1);
+      const max = version === 4 ? 32 : 128;
+      if (!/^[1-9]\d{0,2}$/.test(bits) || Number(bits) > max)
+        return `${JSON.stringify(entry)}: expected a prefix length from 1 to ${max} after the slash (true trusts every address)`;
+    }
+  }
+  return entries;
+}
+
+/**
+ * The trust function for `X-Forwarded-*` ((address, hop) => trusted), or false when no proxy is
+ * trusted: handed to Fastify as its `trustProxy`, and used by the link endpoint with the same
+ * proxy-addr Fastify reads `request.ip` with, so the two can never disagree about a client's address.
+ */
+export function proxyTrust(trust: ConsoleConfig['trustProxy']): ((address: string, hop: number) => boolean) | false {
+  if (trust === true) return () => true;
+  return trust.length === 0 ? false : proxyAddr.compile([...trust]);
+}
 
 /** This console's version (its package.json), which is also the agent version it installs. */
 export const CONSOLE_VERSION: string = JSON.parse(
@@ -226,14 +286,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     })(),
     publicUrl: read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null,
     secretKey: secret ? Buffer.from(secret, 'hex') : null,
-    trustProxy: Object.freeze(
-      trust
-        ? trust
-            .split(',')
-            .map((p) => p.trim())
-            .filter(Boolean)
-        : [],
-    ),
+    trustProxy: trust === true ? true : Object.freeze(trust ?? []),
     allowPrivateTargets: read('PALISADE_ALLOW_PRIVATE_TARGETS'),
     defaultPermissions: Object.freeze(
       permissions === undefined

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import Fastify from 'fastify';
+import { ConfigError, loadConfig, proxyTrust } from '../src/config.js';
 
 test('defaults give a local console on 127.0.0.1:8080 with SQLite under ./data', () => {
   const config = loadConfig({}, '/srv/palisade');
@@ -52,4 +53,81 @@ test('lists and flags are parsed', () => {
   assert.equal(config.secretKey?.length, 32);
   assert.equal(config.publicUrl, 'https://console.example.com');
   assert.deepEqual(loadConfig({ PALISADE_DEFAULT_PERMISSIONS: '' }).defaultPermissions, []);
+});
+
+test('PALISADE_TRUST_PROXY is parsed strictly: each refusal names the variable, the entry and what is expected', () => {
+  const refused = [
+    'abc',
+    'not an ip',
+    '1.2.3',
+    '010.0.0.1',
+    '0x7f.0.0.1',
+    '10.0.0.1/33',
+    '10.0.0.0/0',
+    '::1/129',
+    '10.0.0.0/255.0.0.0',
+    '10.0.0.1/24x',
+    'fe80::1%eth0',
+    '10.0.0.1,',
+    '10.0.0.1,,10.0.0.2',
+    'localhost',
+    '2',
+    'yes',
+  ];
+  for (const value of refused) {
+    assert.throws(
+      () => loadConfig({ PALISADE_TRUST_PROXY: value }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.variable === 'PALISADE_TRUST_PROXY' &&
+        err.message.startsWith('PALISADE_TRUST_PROXY: ') &&
+        /expected/.test(err.message),
+      value,
+    );
+  }
+  assert.throws(
+    () => loadConfig({ PALISADE_TRUST_PROXY: '127.0.0.1,abc' }),
+    /PALISADE_TRUST_PROXY: "abc" is not an IP address or CIDR; expected true, false, or a comma-separated list/,
+  );
+});
+
+test('PALISADE_TRUST_PROXY takes what Fastify takes: true, false, IPs, CIDRs and named ranges', () => {
+  const accepted: [string, true | string[]][] = [
+    ['', []],
+    ['false', []],
+    [' FALSE ', []],
+    ['true', true],
+    ['True', true],
+    ['127.0.0.1', ['127.0.0.1']],
+    [
+      ' 10.0.0.1 , 192.168.0.0/16,::1, ::ffff:10.0.0.1, fd00::/8, 10.0.0.0/32, loopback,linklocal,uniquelocal',
+      [
+        '10.0.0.1',
+        '192.168.0.0/16',
+        '::1',
+        '::ffff:10.0.0.1',
+        'fd00::/8',
+        '10.0.0.0/32',
+        'loopback',
+        'linklocal',
+        'uniquelocal',
+      ],
+    ],
+  ];
+  for (const [value, expected] of accepted) {
+    const { trustProxy } = loadConfig({ PALISADE_TRUST_PROXY: value });
+    assert.deepEqual(trustProxy, expected, value);
+    // What the config accepts Fastify starts with (it throws "invalid IP address" on anything else).
+    const app = Fastify({ trustProxy: proxyTrust(trustProxy) });
+    void app.close();
+  }
+  const trust = proxyTrust(loadConfig({ PALISADE_TRUST_PROXY: '10.0.0.0/8, loopback' }).trustProxy);
+  assert.ok(trust !== false);
+  assert.equal(trust('10.9.9.9', 0), true);
+  assert.equal(trust('::1', 0), true);
+  assert.equal(trust('192.168.1.1', 0), false);
+  assert.equal(proxyTrust(loadConfig({}).trustProxy), false, 'unset: no proxy is trusted');
+  const all = proxyTrust(true);
+  assert.ok(all !== false);
+  assert.equal(all('203.0.113.9', 3), true, 'true: every peer is a proxy');
 });

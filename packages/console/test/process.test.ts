@@ -10,6 +10,7 @@ import { generateToken, hashToken } from '@palisade/protocol';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
+import { LIMITS } from '../src/plugins/rate-limits.js';
 import { runConsoleCli, startConsoleProcess } from './console-process.js';
 import { processEnv } from './observability-support.js';
 import { dialects, testSample } from './support.js';
@@ -240,6 +241,32 @@ describe('start-up errors', () => {
     assert.doesNotMatch(res.out, /at .*\.js:\d+/, 'no stack trace');
   });
 
+  test('PALISADE_TRUST_PROXY=abc stops the process with a message naming the variable and what it expects', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'palisade-trust-'));
+    try {
+      for (const value of ['abc', '10.0.0.1/33', '2']) {
+        const res = await runConsoleCli({ PALISADE_TRUST_PROXY: value, PALISADE_DATA_DIR: dataDir }, []);
+        assert.equal(res.code, 1, value);
+        assert.match(res.out, /^palisade-console: bad setting PALISADE_TRUST_PROXY: /m, value);
+        assert.match(res.out, /expected/, value);
+        if (value === 'abc')
+          assert.match(res.out, /"abc" is not an IP address or CIDR; expected true, false, or a comma-separated list/);
+        assert.doesNotMatch(res.out, /invalid IP address|at .*\.js:\d+/, value);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('palisade-console --version and -V print the package version and exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const res = await runConsoleCli({ PALISADE_PORT: 'eighty' }, [flag]);
+      assert.equal(res.code, 0, `${flag}: ${res.out}`);
+      assert.equal(res.out.trim(), version, flag);
+    }
+  });
+
   test('a port in use says so and what to do', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -380,3 +407,84 @@ describe('the notification outbox across a crash', () => {
     }
   });
 });
+
+/**
+ * A link upgrade (routes/agent/link.ts) from `from`, optionally through a proxy's X-Forwarded-For:
+ * the refusal's status and error (an unknown token, so each counts against the client's address).
+ */
+function refusedUpgrade(url: string, from: string, forwardedFor?: string): Promise<{ status: number; error: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}/api/agent/link`, {
+      localAddress: from,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        authorization: 'Bearer dmn_not-a-token',
+        ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
+      },
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      reject(new Error('an unknown token was upgraded'));
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, error: JSON.parse(text).error }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Sends `count` refused upgrades in batches and returns how many statuses of each kind came back. */
+async function refusals(count: number, send: (i: number) => Promise<{ status: number }>) {
+  const statuses = new Map<number, number>();
+  for (let sent = 0; sent < count; sent += 50) {
+    const batch = await Promise.all(Array.from({ length: Math.min(50, count - sent) }, (_, i) => send(sent + i)));
+    for (const { status } of batch) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  }
+  return Object.fromEntries(statuses);
+}
+
+for (const dialect of dialects()) {
+  describe(`the link endpoint behind a trusted proxy (${dialect})`, () => {
+    const { env, cleanup } = processEnv(dialect);
+    after(cleanup);
+
+    // 127.0.0.1 is the proxy; uniquelocal (10/8, 172.16/12, 192.168/16, fc00::/7) is a named range only
+    // Fastify's own proxy handling knows. Any other loopback address is a client reaching the console directly.
+    test('refused link upgrades count per forwarded client behind a trusted proxy; an untrusted X-Forwarded-For is ignored', async () => {
+      const proc = await startConsoleProcess({ ...env, PALISADE_TRUST_PROXY: '127.0.0.1, uniquelocal' });
+      try {
+        const { points } = LIMITS.link;
+        const limited = /^too many link upgrades with a refused token from this address/;
+        // Through the proxy and an inner proxy (10.1.1.1, trusted as uniquelocal): every refusal counts against
+        // the nearest untrusted hop, the client 198.51.100.7, never against a proxy; another client is not limited.
+        assert.deepEqual(
+          await refusals(points, () => refusedUpgrade(proc.url, '127.0.0.1', '198.51.100.7, 10.1.1.1')),
+          { 401: points },
+        );
+        const past = await refusedUpgrade(proc.url, '127.0.0.1', '198.51.100.7, 10.1.1.1');
+        assert.equal(past.status, 429);
+        assert.match(past.error, limited);
+        assert.equal((await refusedUpgrade(proc.url, '127.0.0.1', '10.1.1.1, 198.51.100.8')).status, 401);
+        assert.equal((await refusedUpgrade(proc.url, '127.0.0.1', '198.51.100.7, 10.1.1.1, 10.2.2.2')).status, 429);
+        // Straight from an address that is not a proxy: its X-Forwarded-For, different every time, is ignored.
+        assert.deepEqual(
+          await refusals(points, (i) => refusedUpgrade(proc.url, '127.0.0.28', `203.0.113.${i % 250}`)),
+          { 401: points },
+        );
+        const direct = await refusedUpgrade(proc.url, '127.0.0.28', '203.0.113.251');
+        assert.equal(direct.status, 429);
+        assert.match(direct.error, limited);
+      } finally {
+        await proc.kill();
+      }
+    });
+  });
+}

@@ -10,6 +10,9 @@ import { PalisadeError, PalisadeNetworkError } from './errors.js';
 import { SignedClient } from './signed.js';
 import { V1Client } from './v1.js';
 
+/** This CLI's version: its package's (package.json sits two levels above dist/src/cli.js, also in the npm tarball). */
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
 /** Exit codes scripts can tell apart. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, unreachable: 6 } as const;
 
@@ -39,6 +42,7 @@ Credentials (flag, then environment, then the config file):
                                    (default ~/.config/palisade/config.json; must be mode 0600)
 
 Output: tables for people; --json for scripts. --no-retry turns off waiting on 429.
+-V, --version prints this CLI's version; -h, --help this text.
 Exit codes: 0 ok, 1 error, 2 usage, 3 authentication, 4 not found, 5 rate limited, 6 unreachable.`;
 
 class UsageError extends Error {}
@@ -133,6 +137,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
         data: { type: 'string' },
         ip: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'V', default: false },
       },
     });
   }
@@ -143,6 +148,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
     return EXIT.usage;
   }
   const { values: o, positionals: args } = parsed;
+  if (o.version) {
+    out(VERSION);
+    return EXIT.ok;
+  }
   if (o.help || args.length === 0) {
     out(HELP);
     return o.help ? EXIT.ok : EXIT.usage;

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Duplex } from 'node:stream';
+import proxyAddr from '@fastify/proxy-addr';
 import { errorCodeFor } from '@palisade/protocol';
 import { LINK_MAX_FRAME_BYTES, LINK_PATH } from '@palisade/protocol/link';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
+import { proxyTrust } from '../../config.js';
 import { badRequest } from '../../errors.js';
 import { hostPolicy } from '../../plugins/host-guard.js';
 import type { LimitVerdict } from '../../plugins/rate-limits.js';
@@ -19,34 +20,12 @@ function refuse(socket: Duplex, status: number, reason: string, error: string, h
 }
 
 /**
- * The address an upgrade comes from, as Fastify's `request.ip` would say it: the TCP peer, or,
- * when that peer is one of PALISADE_TRUST_PROXY, the nearest X-Forwarded-For hop not trusted.
+ * The address an upgrade comes from, as Fastify's `request.ip` says it: the same proxy-addr with the
+ * same trust function (config.ts, proxyTrust): the TCP peer, or behind a trusted proxy
+ * (PALISADE_TRUST_PROXY) the nearest X-Forwarded-For hop not trusted.
  */
-function addressOf(trusted: BlockList | null) {
-  const unwrap = (ip: string) => ip.trim().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
-  const isTrusted = (ip: string) =>
-    trusted !== null && (isIPv4(ip) || isIPv6(ip)) && trusted.check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
-  return (req: IncomingMessage): string => {
-    let ip = unwrap(req.socket.remoteAddress ?? '');
-    const hops = String(req.headers['x-forwarded-for'] ?? '')
-      .split(',')
-      .map(unwrap)
-      .filter(Boolean);
-    while (isTrusted(ip) && hops.length > 0) ip = hops.pop()!;
-    return ip;
-  };
-}
-
-function trustList(entries: readonly string[]): BlockList | null {
-  if (entries.length === 0) return null;
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [ip, bits] = entry.trim().split('/');
-    const type = isIPv4(ip!) ? 'ipv4' : 'ipv6';
-    if (bits === undefined) list.addAddress(ip!, type);
-    else list.addSubnet(ip!, Number(bits), type);
-  }
-  return list;
+function addressOf(trust: ReturnType<typeof proxyTrust>) {
+  return (req: IncomingMessage): string => (trust ? proxyAddr(req, trust) : (req.socket.remoteAddress ?? ''));
 }
 
 /** The `Host` header's name without its port (`[::1]` kept in brackets), as Fastify's `request.hostname`. */
@@ -79,7 +58,7 @@ function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
 export function registerLinkEndpoint(app: FastifyInstance) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LINK_MAX_FRAME_BYTES, perMessageDeflate: false });
   const links = app.services.servers.links;
-  const clientAddress = addressOf(trustList(app.config.trustProxy));
+  const clientAddress = addressOf(proxyTrust(app.config.trustProxy));
   const hosts = hostPolicy(app.config);
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
