@@ -1,25 +1,18 @@
 import {
-  type CheckinBan,
-  type CheckinBansOutcome,
   type FleetAddress,
   type FleetEntryInput,
   type FleetLift,
   type FleetPolicyInput,
   type FleetScope,
   type FleetServerBans,
-  hasControlCharacters,
   MANUAL_MIN_PREFIX,
-  REPORTED_BAN_MAX_TTL_S,
   REPORTED_BANS_PER_MINUTE,
-  REPORTED_MIN_PREFIX,
-  type RefusedBanReason,
 } from '@palisade/protocol';
 import { contains, type Network, overlaps, readNetwork } from '@palisade/protocol/networks';
 import type { ConsoleConfig } from '../../config.js';
 import type { AuditLogTable, Database, FleetEntriesTable } from '../../db/schema.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
 import {
-  addRefusedBans,
   applicationsOf,
   deletePolicy,
   entriesOfPolicy,
@@ -37,7 +30,6 @@ import {
   scopeServers,
   serverApplications,
   setPolicyEntriesScope,
-  takeBanQuota,
   unfinishedRemovals,
   updatePolicy,
   wantAbsent,
@@ -54,7 +46,8 @@ import { createBatchLoader } from '../batch-loader.js';
 import { type ServersService, serverTags } from '../servers/index.js';
 import { createOwnAddresses } from './own-addresses.js';
 import { createPropagator } from './propagation.js';
-import { isPrivate, specialUse } from './special-use.js';
+import { createReportedBans, type NewFleetEntry } from './reported-bans.js';
+import { specialUse } from './special-use.js';
 import {
   activeKey,
   applicationView,
@@ -66,7 +59,6 @@ import {
   type Scope,
   scopeOf,
   tagsText,
-  triggerMatches,
 } from './views.js';
 
 /** Who changed something: the session's account, for the audit log. */
@@ -227,13 +219,7 @@ export function createFleetService({
   }
 
   /** Creates an entry in force and asks each target for it; null when the address already has one. */
-  async function createEntry(
-    accountId: number,
-    row: Omit<FleetEntriesTable, 'id' | 'account_id' | 'active_key' | 'lifted_at' | 'lifted_by' | 'address'> & {
-      address: string;
-    },
-    to: number[],
-  ): Promise<number | null> {
+  async function createEntry(accountId: number, row: NewFleetEntry, to: number[]): Promise<number | null> {
     const now = clock();
     await retireExpiredEntries(db, now);
     const id = await insertEntry(db, {
@@ -261,6 +247,7 @@ export function createFleetService({
 
   const propagator = createPropagator({ db, clock, servers, audit, neverBlock });
   const kick = () => propagator.kick();
+  const reported = createReportedBans({ db, clock, audit, ownAddressIn, createEntry, retryNow });
 
   return {
     // ---- policies ----
@@ -470,166 +457,13 @@ export function createFleetService({
       kick();
     },
 
-    /**
-     * A check-in arrived: the server gets at once what it missed, and each ban it reported that a
-     * policy covers becomes a fleet entry for the other servers in scope that do not hold the address
-     * through the fleet yet (judged per server: an entry scoped to some servers does not stop the
-     * others), unless the fleet whitelist holds it there. What a fleet may hold is checked first
-     * (docs/protection.md, "What a fleet may hold"): a refused ban is dropped and counted, never the
-     * check-in. Answers what became of the bans, for the check-in's answer.
-     */
-    async checkedIn(
-      server: { id: number; account_id: number; name: string },
-      bans: CheckinBan[],
-    ): Promise<CheckinBansOutcome | undefined> {
-      await retryNow(server.id);
-      if (bans.length === 0) return undefined;
-      const now = clock();
-      const refused: Partial<Record<RefusedBanReason, number>> = {};
-      let last = '';
-      const refuse = (reason: RefusedBanReason, why: string) => {
-        refused[reason] = (refused[reason] ?? 0) + 1;
-        last = why;
-      };
-      const mine = await own.list();
-      const valid: { ban: CheckinBan; net: Network }[] = [];
-      for (const ban of bans) {
-        const text = [ban.ip, ban.kind, ban.pattern ?? '', ban.attack_id ?? ''];
-        if (text.some(hasControlCharacters)) {
-          refuse('control_characters', 'a ban with control characters in its ip, kind, pattern or attack_id');
-          continue;
-        }
-        const net = readNetwork(ban.ip);
-        if (!net) {
-          refuse('invalid', `${ban.ip.slice(0, 64)} is not an IP address or CIDR range`);
-          continue;
-        }
-        const widest = REPORTED_MIN_PREFIX[net.family];
-        if (net.prefix < widest) {
-          refuse('too_wide', `${net.text} is wider than /${widest}`);
-          continue;
-        }
-        const special = specialUse(net);
-        if (special) {
-          refuse('special_use', `${net.text} is ${special}`);
-          continue;
-        }
-        const ownAddress = mine.find((o) => contains(net, o.net));
-        if (ownAddress) {
-          refuse('console_address', `${net.text} is the console's own address (${ownAddress.what})`);
-          continue;
-        }
-        valid.push({ ban, net });
-      }
-      const granted =
-        valid.length === 0
-          ? 0
-          : await takeBanQuota(
-              db,
-              server.id,
-              Math.floor(now / 60_000) * 60_000,
-              valid.length,
-              REPORTED_BANS_PER_MINUTE,
-            );
-      for (const { net } of valid.slice(granted))
-        refuse('rate', `${net.text}: over ${REPORTED_BANS_PER_MINUTE} reported bans a minute`);
-      const dropped = await propagateReported(server, valid.slice(0, granted), refuse);
-      await addRefusedBans(db, server.id, refused, last, now);
-      return { accepted: granted - dropped, refused };
-    },
+    /** A check-in arrived, with the bans it reports (reported-bans.ts). */
+    checkedIn: reported.checkedIn,
 
     round: propagator.round,
     kick: propagator.kick,
     settle: propagator.settle,
   };
-
-  /** Reported bans within the rate: each one a policy covers becomes an entry for the servers that need it. */
-  async function propagateReported(
-    server: { id: number; account_id: number; name: string },
-    bans: { ban: CheckinBan; net: Network }[],
-    refuse: (reason: RefusedBanReason, why: string) => void,
-  ): Promise<number> {
-    if (bans.length === 0) return 0;
-    const policies = (await listPolicies(db, server.account_id)).filter((p) => Number(p.enabled) === 1);
-    if (policies.length === 0) return 0;
-    const all = await scopeServers(db, server.account_id);
-    const me = all.find((s) => Number(s.id) === server.id);
-    if (!me) return 0;
-    let dropped = 0;
-    await retireExpiredEntries(db, clock());
-    const held = (await listActiveEntries(db, server.account_id)).map((e) => ({
-      list: e.list,
-      net: readNetwork(e.address),
-      scope: scopeOf(e),
-      origin: e.origin_server_id === null ? null : Number(e.origin_server_id),
-    }));
-    /** The fleet already blocks `net` on this server, or whitelists it there (the whitelist wins). */
-    const covered = (net: Network, s: (typeof all)[number]) =>
-      held.some(
-        (h) =>
-          h.net !== null &&
-          (h.list === 'black' ? contains(h.net, net) : overlaps(h.net, net)) &&
-          (h.origin === Number(s.id) || inScope(h.scope, s)),
-      );
-    for (const { ban, net } of bans) {
-      const policy = policies.find((p) => triggerMatches(p.trigger, ban) && inScope(scopeOf(p), me));
-      if (!policy) continue;
-      if (isPrivate(net) && Number(policy.allow_private) !== 1) {
-        refuse('private', `${net.text} is a private address (policy ${policy.id} does not allow_private)`);
-        dropped++;
-        continue;
-      }
-      const scope = scopeOf(policy);
-      const to = all
-        .filter((s) => Number(s.id) !== server.id && inScope(scope, s) && !covered(net, s))
-        .map((s) => Number(s.id));
-      if (to.length === 0) continue;
-      const now = clock();
-      const ttlS = Math.min(
-        policy.duration_s === null ? (ban.ttl_s ?? REPORTED_BAN_MAX_TTL_S) : Number(policy.duration_s),
-        REPORTED_BAN_MAX_TTL_S,
-      );
-      const event =
-        ban.kind === 'log_pattern'
-          ? `pattern ${ban.pattern ?? '?'}`
-          : `${ban.kind} attack ${ban.attack_id ?? ''}`.trim();
-      const id = await createEntry(
-        server.account_id,
-        {
-          list: 'black',
-          address: net.text,
-          reason: `${event} on ${server.name}`.slice(0, 180),
-          origin_kind: ban.kind === 'log_pattern' ? 'pattern' : 'attack',
-          origin_server_id: server.id,
-          origin_server_name: server.name,
-          origin_event: event.slice(0, 200),
-          policy_id: Number(policy.id),
-          scope_kind: scope.scope,
-          scope_tags: tagsText(scope.tags),
-          scope_product_id: scope.product_id,
-          created_by: `fleet policy ${policy.id}`,
-          created_at: now,
-          expires_at: Math.min(ban.at, now) + ttlS * 1000,
-        },
-        to,
-      );
-      held.push({ list: 'black', net, scope, origin: server.id });
-      if (id === null) continue; // another process heard of it first, or the address has an entry: propagated once
-      await audit.fleet({
-        accountId: server.account_id,
-        action: 'fleet.entry',
-        actor: { kind: 'console', id: Number(policy.id), label: `fleet policy ${policy.id}` },
-        ip: null,
-        server: { id: server.id, name: server.name },
-        method: 'POST',
-        path: 'fleet/entries',
-        summary: `${net.text} banned on ${server.name} (${event}); propagating to ${to.length} server${to.length === 1 ? '' : 's'} for ${ttlS} s`,
-        status: 201,
-        outcome: 'done',
-      });
-    }
-    return dropped;
-  }
 
   /**
    * After a lift: this process's propagation round is given up to LIFT_WAIT_MS to reach the servers,
