@@ -90,19 +90,25 @@ describe('coming back after a console outage', () => {
   });
 
   test('the agent is back one short wait after the console, and the outage is in the history', async () => {
+    // The chart's bucket for this range: the outage must span two of them for one to lie wholly inside it.
+    const shape = await call('GET', `/api/servers/${serverId}/section?name=history&range=1h`);
+    assert.equal(shape.status, 200, JSON.stringify(shape.body));
+    const bucketMs = (shape.body.data as { bucket_ms: number }).bucket_ms;
     await consoleProc!.kill();
     consoleProc = undefined;
     const down = await checkin();
     const outageFrom = down.last_success_at!;
 
     // Several failed check-ins: under the old back-off the wait would now be 80 s or more.
+    // On a fast machine four failures take less than two buckets: keep failing until the outage spans two.
     const failing = await eventually(
-      'four failed check-ins with samples buffered',
+      'four failed check-ins with samples buffered, over two chart buckets',
       async () => {
         const s = await checkin();
-        return s.consecutive_failures >= 4 && s.buffered_samples >= 4 ? s : undefined;
+        const long = s.last_attempt_at! - outageFrom >= 2 * bucketMs;
+        return s.consecutive_failures >= 4 && s.buffered_samples >= 4 && long ? s : undefined;
       },
-      60_000,
+      90_000,
     );
     assert.equal(failing.state, 'backing_off');
     assert.ok(failing.backoff_s! <= failing.interval_s, `back-off ${failing.backoff_s} s ≤ the interval`);
