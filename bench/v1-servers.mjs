@@ -140,8 +140,8 @@ async function measure(label, store) {
  */
 async function cacheCosts(label, env, redisUrl) {
   const c = await openConsole(env);
-  // Measured as the serving console: on SQLite only other processes' writes wait (changes.service.ts).
-  c.services.changes.serve();
+  // Measured as the serving console: on SQLite only other processes' writes wait (services/coherence/).
+  c.services.coherence.serve();
   await c.services.catalog.seed();
   const account = await c.services.accounts.create({
     email: `costs-${label.replace(/\W/g, '')}@example.com`,
@@ -159,8 +159,8 @@ async function cacheCosts(label, env, redisUrl) {
     const { Redis } = await import('ioredis');
     redis = new Redis(redisUrl);
   }
-  await c.services.changes.listen(redis);
-  for (let i = 0; i < 100 && !(await c.services.changes.ready()); i += 1) await new Promise((r) => setTimeout(r, 20));
+  await c.services.coherence.listen(redis);
+  for (let i = 0; i < 100 && !(await c.services.coherence.ready()); i += 1) await new Promise((r) => setTimeout(r, 20));
   const time = async (n, fn) => {
     const times = [];
     for (let i = 0; i < n; i += 1) {
@@ -175,11 +175,11 @@ async function cacheCosts(label, env, redisUrl) {
   await time(500, list);
   const hit = await time(5000, list);
   const miss = await time(1000, async () => {
-    await c.services.changes.changed(account.id);
+    await c.services.coherence.changed(account.id);
     return list();
   });
-  const invalidation = await time(1000, () => c.services.changes.changed(account.id));
-  await c.services.changes.close();
+  const invalidation = await time(1000, () => c.services.coherence.changed(account.id));
+  await c.services.coherence.close();
   redis?.disconnect();
   await c.close();
   return { label, hit, miss, invalidation };

@@ -124,8 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.addHook('onClose', async () => app.outbound.close());
   // Cached token lookups and v1 answers are trusted only while this process hears of changes.
-  await app.services.changes.listen(redis);
-  app.addHook('onClose', () => app.services.changes.close());
+  await app.services.coherence.listen(redis);
+  app.addHook('onClose', () => app.services.coherence.close());
   // Outbound links held by another console process are reached through Redis, or without it through
   // PostgreSQL (docs/deploy.md, "Outbound links and several processes"); SQLite serves one process.
   const relayLog: LinkLog = (level, message) => app.log[level](message);

@@ -274,7 +274,7 @@ function addScrapeTimeMetrics(metrics: MetricsRegistry, database: DatabaseHandle
   metrics.gauge(
     'palisade_v1_cache_invalidations_total',
     'Changes this process published and received; full drops; requests that found it behind a change',
-    () => Object.entries(services.changes.stats()).map(([kind, value]) => ({ labels: { kind }, value })),
+    () => Object.entries(services.coherence.stats()).map(([kind, value]) => ({ labels: { kind }, value })),
     'counter',
   );
   // Lag since the previous scrape: the delay is reset each time it is read.
@@ -384,7 +384,7 @@ export async function startConsole(
     });
     addScrapeTimeMetrics(app.metrics, database, app.services);
     if (!worker) await seedDatabase(app.services, config, print);
-    app.services.changes.serve();
+    app.services.coherence.serve();
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     redis?.disconnect();

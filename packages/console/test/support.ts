@@ -191,7 +191,7 @@ export async function createToken(app: FastifyInstance, user: TestUser, name = '
 
 /**
  * Adds a product and a server row directly, as later issues' check-ins would, and publishes the change
- * as every writer of servers does (src/services/changes.service.ts), so cached v1 answers see it.
+ * as every writer of servers does (src/services/coherence/), so cached v1 answers see it.
  */
 export async function insertTestServer(
   app: FastifyInstance,
@@ -238,7 +238,7 @@ export async function insertTestServer(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await app.services.changes.changed(user.id);
+  await app.services.coherence.changed(user.id);
   return row;
 }
 

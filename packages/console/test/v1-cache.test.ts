@@ -160,7 +160,7 @@ for (const dialect of dialects()) {
 
   describe(`another process's writes are seen at once (${dialect})`, () => {
     if (dialect === 'sqlite') {
-      // data_version is read at most once a millisecond (services/changes.service.ts); a write by
+      // data_version is read at most once a millisecond (services/coherence/sqlite.ts); a write by
       // another connection returns late enough that the next request still sees it.
       test('a write by another connection just after a read from memory is seen by the next request', async () => {
         const { reader, writer, close } = await twoProcesses('sqlite', 'database');
@@ -241,11 +241,11 @@ for (const dialect of dialects()) {
           const { reader, writer, close } = await twoProcesses(dialect, transport);
           try {
             const heard = new Set<number | null>();
-            reader.services.changes.onChange((accountId) => heard.add(accountId));
-            const before = writer.services.changes.stats().published;
+            reader.services.coherence.onChange((accountId) => heard.add(accountId));
+            const before = writer.services.coherence.stats().published;
             const accounts = Array.from({ length: 200 }, (_, i) => 100_000 + i);
-            await Promise.all(accounts.map((a) => writer.services.changes.changed(a)));
-            const published = writer.services.changes.stats().published - before;
+            await Promise.all(accounts.map((a) => writer.services.coherence.changed(a)));
+            const published = writer.services.coherence.stats().published - before;
             assert.ok(published < accounts.length / 4, `${published} messages for ${accounts.length} changes`);
             // Each caller returned after a message carrying its account was sent; the reader gets them in order.
             const deadline = Date.now() + 10_000;

@@ -268,7 +268,7 @@ export interface RateLimitWindowsTable {
   window_end: number;
 }
 
-/** One row (id 1): how many changes were published to other processes (services/changes.service.ts). */
+/** One row (id 1): how many changes were published to other processes (services/coherence/). */
 export interface ChangeCounterTable {
   id: number;
   n: number;

@@ -58,17 +58,12 @@ export async function requireSession(request: FastifyRequest) {
 export async function requireToken(request: FastifyRequest, reply: FastifyReply) {
   const raw = bearer(request);
   if (raw === null) throw unauthorized('missing token: send Authorization: Bearer svc_…');
-  const { tokens, changes } = request.server.services;
-  let found = raw ? await tokens.authenticate(raw) : undefined;
+  const count = (tokenId: number) => request.server.limits.consume('token', String(tokenId));
+  // A lookup kept in memory is confirmed against the changes published so far while the request is
+  // counted (services/coherence/token-cache.ts).
+  const found = raw ? await request.server.services.tokens.authenticate(raw, count) : undefined;
   if (!found) throw unauthorized('invalid or revoked token');
-  const verdict = await request.server.limits.consume('token', String(found.tokenId));
-  // The count's round trip also read how many changes were published (services/changes.service.ts):
-  // if one has not reached this process yet, or one dropped the lookup meanwhile, it is made again.
-  if (!tokens.stillCurrent(found, changes.observe(verdict.change))) {
-    found = await tokens.authenticate(raw);
-    if (!found) throw unauthorized('invalid or revoked token');
-  }
-  admit(request, reply, found.account, verdict);
+  admit(request, reply, found.lookup.account, found.also);
 }
 
 /** The rate-limit headers on every answer to a token; 429 past the limit, else the account is the request's. */

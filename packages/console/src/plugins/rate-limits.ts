@@ -50,11 +50,6 @@ export interface LimitVerdict {
   remaining: number;
   /** Seconds until the window resets (at least 1). */
   resetS: number;
-  /**
-   * The shared count of published changes (services/changes.service.ts), read by the round trip
-   * that counted this attempt, sent after it arrived; absent when counted in this process.
-   */
-  change?: number;
 }
 
 export interface RateLimits {
@@ -65,9 +60,6 @@ export interface RateLimits {
   stats(): { attempts: number; batches: number };
 }
 
-/** The Redis key counting published changes; changes.service.ts bumps it with each message. */
-export const changeCounterKey = (prefix: string) => `${prefix}:changes:n`;
-
 /** One window's share of a batch: its id (`name:key`), the attempts on it, the window's length. */
 interface WindowCount {
   id: string;
@@ -75,19 +67,16 @@ interface WindowCount {
   durationMs: number;
 }
 
-/** A counted batch: per window (in the given order), the count after the batch's attempts and the ms left; the change counter. */
-interface BatchCounted {
-  windows: Array<{ count: number; msLeft: number }>;
-  change: number;
-}
+/** A counted batch: per window (in the given order), the count after the batch's attempts and the ms left. */
+type BatchCounted = Array<{ count: number; msLeft: number }>;
 
 /**
- * Counts several windows' attempts in fixed windows and reads the change counter, in one round trip:
- * KEYS[1..n] the windows' counters, KEYS[n+1] the change counter; ARGV[2i-1] the attempts on
- * window i, ARGV[2i] its length in ms. Answers each window's count and ms left, then the change counter.
+ * Counts several windows' attempts in fixed windows, in one round trip: KEYS[i] window i's
+ * counter, ARGV[2i-1] the attempts on it, ARGV[2i] its length in ms. Answers each window's count
+ * and ms left.
  */
 const COUNT_SCRIPT = `
-local n = #KEYS - 1
+local n = #KEYS
 local out = {}
 for i = 1, n do
   local attempts = tonumber(ARGV[2 * i - 1])
@@ -100,7 +89,6 @@ for i = 1, n do
   out[2 * i - 1] = count
   out[2 * i] = ttl
 end
-out[2 * n + 1] = tonumber(redis.call('GET', KEYS[n + 1]) or '0')
 return out
 `;
 
@@ -111,8 +99,7 @@ type CountingRedis = Redis & {
 /**
  * Where the counters live: Redis when configured (a Lua script); the shared database when several
  * processes may serve (PostgreSQL: an upsert); otherwise in this process (no I/O). Redis and the
- * database count in batches, one round trip each, which also read the change counter
- * (docs/performance.md, "v1 reads from memory"; docs/decisions.md, "Rate limits counted in batches").
+ * database count in batches, one round trip each (docs/decisions.md, "Rate limits counted in batches").
  */
 export function createRateLimits(options: {
   redis: Redis | null;
@@ -125,25 +112,17 @@ export function createRateLimits(options: {
     return batchedRateLimits(async (windows) => {
       const now = clock();
       const rows = await countAttempts(db, windows, now);
-      return {
-        windows: rows.map((row) => ({ count: row.count, msLeft: row.windowEnd - now })),
-        change: rows[0]?.change ?? 0,
-      };
+      return rows.map((row) => ({ count: row.count, msLeft: row.windowEnd - now }));
     });
   if (!redis) return memoryRateLimits(clock);
   if (!('palisadeCountAttempts' in redis)) redis.defineCommand('palisadeCountAttempts', { lua: COUNT_SCRIPT });
   const counting = redis as CountingRedis;
-  const changes = changeCounterKey(prefix);
   return batchedRateLimits(async (windows) => {
-    const args: Array<string | number> = [windows.length + 1];
+    const args: Array<string | number> = [windows.length];
     for (const w of windows) args.push(`${prefix}:rl:${w.id}`);
-    args.push(changes);
     for (const w of windows) args.push(w.n, w.durationMs);
     const out = await counting.palisadeCountAttempts(...args);
-    return {
-      windows: windows.map((_, i) => ({ count: Number(out[2 * i]), msLeft: Number(out[2 * i + 1]) })),
-      change: Number(out[2 * windows.length]),
-    };
+    return windows.map((_, i) => ({ count: Number(out[2 * i]), msLeft: Number(out[2 * i + 1]) }));
   });
 }
 
@@ -155,11 +134,11 @@ interface Waiting {
 
 /**
  * Shared counters, counted in batches: the attempts that arrive in the same turn of the event loop,
- * or while `BATCHES_IN_FLIGHT` batches are out, go together in the next one (as changes.service.ts
- * coalesces its publishes). Attempts on one window are summed; the window's count after
- * the batch is `count`, so its `n` attempts get count − n + 1 … count, in the order they arrived:
- * each count is handed out once across every process, so exactly `points` of a window are allowed.
- * A failed batch fails each of its attempts with the same error.
+ * or while `BATCHES_IN_FLIGHT` batches are out, go together in the next one (as the reads of the
+ * change counter, services/coherence/counter-reads.ts). Attempts on one window are summed; the
+ * window's count after the batch is `count`, so its `n` attempts get count − n + 1 … count, in the
+ * order they arrived: each count is handed out once across every process, so exactly `points` of a
+ * window are allowed. A failed batch fails each of its attempts with the same error.
  */
 /** Two: while one batch is out, the next can be; one alone put every connection in lockstep behind it. */
 const BATCHES_IN_FLIGHT = 2;
@@ -192,7 +171,7 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
       .then((counted) => {
         ids.forEach((id, i) => {
           const { waiting, durationMs } = batch.get(id)!;
-          const { count: total, msLeft } = counted.windows[i]!;
+          const { count: total, msLeft } = counted[i]!;
           // At most the window's length: another batch may have started it on a later clock reading.
           const resetS = Math.max(1, Math.ceil(Math.min(msLeft, durationMs) / 1000));
           waiting.forEach((w, j) => {
@@ -202,7 +181,6 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
               limit: w.points,
               remaining: Math.max(0, w.points - mine),
               resetS,
-              change: counted.change,
             });
           });
         });

@@ -9,8 +9,7 @@ type Window = { id: string; n: number; durationMs: number };
  * attempts), a new or expired one starts at `n` and ends `durationMs` from now; otherwise its count
  * goes up by `n`. On PostgreSQL one statement for them all, locking the rows in id order, so
  * concurrent processes' batches neither deadlock nor lose a count; on SQLite (one writer) one
- * statement a window. Each also reads the count of published changes (services/changes.service.ts).
- * Answers the windows in the order given.
+ * statement a window. Answers the windows in the order given.
  */
 export async function countAttempts(db: Database, windows: readonly Window[], now: number) {
   if (!isPostgres(db)) {
@@ -20,7 +19,7 @@ export async function countAttempts(db: Database, windows: readonly Window[], no
   }
   // One row back, the windows as JSON: the driver's cost per row and field was a tenth of a v1
   // request's CPU when each window came back as a row of its own.
-  const { rows } = await sql<{ windows: Array<[string, number, number]>; change: number }>`
+  const { rows } = await sql<{ windows: Array<[string, number, number]> }>`
     with counted as (
       insert into rate_limit_windows (key, count, window_end)
       select w.key, w.n, ${now}::bigint + w.ms
@@ -33,15 +32,12 @@ export async function countAttempts(db: Database, windows: readonly Window[], no
           else rate_limit_windows.window_end end
       returning key, count, window_end
     )
-    select json_agg(json_build_array(key, count, window_end)) as windows,
-      (select n from change_counter where id = 1) as change
-    from counted`.execute(db);
-  const change = Number(rows[0]?.change);
+    select json_agg(json_build_array(key, count, window_end)) as windows from counted`.execute(db);
   const byKey = new Map((rows[0]?.windows ?? []).map(([key, count, windowEnd]) => [key, { count, windowEnd }]));
   return windows.map((w) => {
     const row = byKey.get(w.id);
     if (!row) throw new Error(`rate limit window ${w.id} was not counted`);
-    return { count: row.count, windowEnd: row.windowEnd, change };
+    return { count: row.count, windowEnd: row.windowEnd };
   });
 }
 
@@ -55,9 +51,9 @@ async function countWindow(db: Database, { id, n, durationMs }: Window, now: num
         window_end: sql<number>`case when rate_limit_windows.window_end <= ${now} then ${now + durationMs} else rate_limit_windows.window_end end`,
       }),
     )
-    .returning(['count', 'window_end', sql<number>`(select n from change_counter where id = 1)`.as('change')])
+    .returning(['count', 'window_end'])
     .executeTakeFirstOrThrow();
-  return { count: Number(row.count), windowEnd: Number(row.window_end), change: Number(row.change) };
+  return { count: Number(row.count), windowEnd: Number(row.window_end) };
 }
 
 export async function deleteEndedWindows(db: Database, now: number) {

@@ -21,7 +21,7 @@ import {
 } from '../repositories/two-factor.repository.js';
 import type { SecretBox } from '../secrets.js';
 import { sessionHash } from './accounts.service.js';
-import type { ChangesService } from './changes.service.js';
+import type { Coherence } from './coherence/index.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { SecurityEventsService } from './security-events.service.js';
 import { deviceInWords } from './user-agent.js';
@@ -63,8 +63,8 @@ export interface AccountSecurityDeps {
   clock: () => number;
   secrets: SecretBox;
   events: SecurityEventsService;
-  /** Cached token lookups hold the account row: every change to it is published (changes.service.ts). */
-  changes: Pick<ChangesService, 'changed'>;
+  /** Cached token lookups hold the account row: every change to it is published (services/coherence/). */
+  changes: Pick<Coherence, 'changed'>;
 }
 
 /** Password change, sessions, two-factor sign-in and account deletion (docs/security.md, "Account security"). */

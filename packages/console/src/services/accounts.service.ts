@@ -17,7 +17,7 @@ import {
   insertSession,
   touchSession,
 } from '../repositories/sessions.repository.js';
-import type { ChangesService } from './changes.service.js';
+import type { Coherence } from './coherence/index.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 
 /** A refused login; the account (when the email is known) and why stay on the server, for the security event stream. */
@@ -76,8 +76,8 @@ export interface AccountsDeps {
   db: Database;
   clock: () => number;
   config: Pick<ConsoleConfig, 'defaultPermissions'>;
-  /** Cached token lookups hold the account row: every change to it is published (changes.service.ts). */
-  changes: Pick<ChangesService, 'changed'>;
+  /** Cached token lookups hold the account row: every change to it is published (services/coherence/). */
+  changes: Pick<Coherence, 'changed'>;
 }
 
 export function createAccountsService({ db, clock, config, changes }: AccountsDeps) {

@@ -18,8 +18,8 @@ import {
 } from '../repositories/samples.repository.js';
 import { findServersByDaemonTokens } from '../repositories/servers.repository.js';
 import { createBatchLoader } from './batch-loader.js';
-import type { ChangesService } from './changes.service.js';
 import { createCheckinWriter } from './checkin-writer.js';
+import type { Coherence } from './coherence/index.js';
 
 /** How far an agent's clock may be off before the console's own receive time is used instead. */
 const CLOCK_SKEW_MS = 5 * 60_000;
@@ -67,7 +67,7 @@ export function createCheckinsService({
   clock: () => number;
   config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
   /** A check-in changes the account's v1 answers: published after the commit. */
-  changes: Pick<ChangesService, 'changed'>;
+  changes: Pick<Coherence, 'changed'>;
 }) {
   const jobSources: JobSource[] = [];
   const listeners: CheckinListener[] = [];

@@ -12,8 +12,8 @@ import { type AlertsService, createAlertsService } from './alerts/index.js';
 import { type AuditService, createAuditService } from './audit.service.js';
 import { type BenchmarksService, createBenchmarksService } from './benchmarks.service.js';
 import { type CatalogService, createCatalogService } from './catalog.service.js';
-import { type ChangesService, createChangesService } from './changes.service.js';
 import { type CheckinsService, createCheckinsService } from './checkins.service.js';
+import { type Coherence, createCoherence } from './coherence/index.js';
 import { createEnrolmentService, type EnrolmentService } from './enrolment.service.js';
 import { createFleetService, type FleetService } from './fleet-protection/index.js';
 import { createHealthService, type HealthService } from './health.service.js';
@@ -34,7 +34,7 @@ export interface ServiceDeps {
 }
 
 export interface Services {
-  changes: ChangesService;
+  coherence: Coherence;
   accounts: AccountsService;
   accountSecurity: AccountSecurityService;
   tokens: AccessTokensService;
@@ -84,7 +84,7 @@ function define<K extends ServiceName, N extends ServiceName = never>(
 
 /** Every service, each after the ones it needs. The plugins and createServices build from this one list. */
 const DEFINITIONS: readonly ServiceDefinition[] = [
-  define('changes', [], ({ db, config }) => createChangesService({ db, config })),
+  define('coherence', [], ({ db, config }) => createCoherence({ db, config })),
   define('securityEvents', [], ({ db, clock }) => createSecurityEventsService({ db, clock })),
   define('signing', ['securityEvents'], ({ db, clock }, s) =>
     createSigningService({ db, clock, events: s.securityEvents }),
@@ -112,21 +112,23 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
       checkinIntervalS: config.checkinIntervalS,
     }),
   ),
-  define('accounts', ['changes'], ({ db, clock, config }, s) =>
-    createAccountsService({ db, clock, config, changes: s.changes }),
+  define('accounts', ['coherence'], ({ db, clock, config }, s) =>
+    createAccountsService({ db, clock, config, changes: s.coherence }),
   ),
-  define('accountSecurity', ['securityEvents', 'changes'], ({ db, clock, secrets }, s) =>
-    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents, changes: s.changes }),
+  define('accountSecurity', ['securityEvents', 'coherence'], ({ db, clock, secrets }, s) =>
+    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents, changes: s.coherence }),
   ),
-  define('tokens', ['changes'], ({ db, clock }, s) => createAccessTokensService({ db, clock, changes: s.changes })),
+  define('tokens', ['coherence'], ({ db, clock }, s) =>
+    createAccessTokensService({ db, clock, coherence: s.coherence }),
+  ),
   define('catalog', [], ({ db, clock }) => createCatalogService({ db, clock })),
-  define('servers', ['changes'], (deps, s) => createServersService({ ...deps, changes: s.changes })),
+  define('servers', ['coherence'], (deps, s) => createServersService({ ...deps, changes: s.coherence })),
   define('enrolment', ['servers'], ({ db, clock }, s) => createEnrolmentService({ db, clock, servers: s.servers })),
   define('benchmarks', ['servers', 'catalog'], ({ db, clock }, s) =>
     createBenchmarksService({ db, clock, servers: s.servers, catalog: s.catalog }),
   ),
-  define('checkins', ['benchmarks', 'changes'], ({ db, clock, config }, s) => {
-    const checkins = createCheckinsService({ db, clock, config, changes: s.changes });
+  define('checkins', ['benchmarks', 'coherence'], ({ db, clock, config }, s) => {
+    const checkins = createCheckinsService({ db, clock, config, changes: s.coherence });
     checkins.addJobSource((serverId) => s.benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
     return checkins;
   }),

@@ -2,8 +2,8 @@ import { type Migration, sql } from 'kysely';
 import type { AnyDb, Dialect } from './helpers.js';
 
 /**
- * One row counting the changes published to other console processes (services/changes.service.ts):
- * every NOTIFY carries the next number, and each v1 request's rate-limit statement reads the
+ * One row counting the changes published to other console processes (services/coherence/):
+ * every message carries the next number, and each v1 token request reads the
  * current one, so a process can tell when it has not yet heard of a change that already happened.
  * On PostgreSQL the rate-limit windows become an unlogged table.
  */

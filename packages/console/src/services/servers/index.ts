@@ -25,7 +25,7 @@ import {
 } from '../../repositories/servers.repository.js';
 import type { SecretBox } from '../../secrets.js';
 import { requirePermission } from '../accounts.service.js';
-import type { ChangesService } from '../changes.service.js';
+import type { Coherence } from '../coherence/index.js';
 import { type AgentTarget, createAgentClient, explainAgentStatus, isHttps, pinFor } from './agent-client.js';
 import { type HistoryRange, serverHistory } from './history.js';
 import { createLinkRegistry, type LinkState } from './links.js';
@@ -69,8 +69,8 @@ export interface ServersDeps {
   config: Pick<ConsoleConfig, 'agentTimeoutMs' | 'checkinIntervalS'>;
   outbound: GuardedClient;
   secrets: SecretBox;
-  /** Drops cached v1 answers when an account's servers change; writes here publish (changes.service.ts). */
-  changes: Pick<ChangesService, 'changed' | 'onChange' | 'ready'>;
+  /** Drops cached v1 answers when an account's servers change; writes here publish (services/coherence/). */
+  changes: Pick<Coherence, 'changed' | 'onChange' | 'ready'>;
 }
 
 /** Told when a server was added or what fleet scopes select by (its tags) changed (fleet policies plug in here). */

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/schema.js';
 import { listServerSummaries } from '../../repositories/servers.repository.js';
-import type { ChangesService } from '../changes.service.js';
+import type { Coherence } from '../coherence/index.js';
 import { serverSummary, summaryExpiresAt } from './views.js';
 
 /** Accounts whose v1 list is kept; past this many the oldest half goes. */
@@ -15,7 +15,7 @@ interface CachedList {
 }
 
 /** The v1 list answers kept in memory, by account. */
-function createListCache(changes: Pick<ChangesService, 'onChange'>) {
+function createListCache(changes: Pick<Coherence, 'onChange'>) {
   const entries = new Map<number, CachedList>();
   /** Bumped by every change: an answer built while one happened is not kept. */
   let generation = 0;
@@ -53,7 +53,7 @@ function createListCache(changes: Pick<ChangesService, 'onChange'>) {
 
 /**
  * The v1 list's whole answer as UTF-8 JSON bytes, from memory while nothing changed it: entries are
- * dropped by changes.service.ts and expire when time alone would change them (summaryExpiresAt).
+ * dropped by services/coherence/ and expire when time alone would change them (summaryExpiresAt).
  * docs/performance.md, "v1 reads from memory".
  */
 export function createListAnswers({
@@ -63,7 +63,7 @@ export function createListAnswers({
 }: {
   db: Database;
   clock: () => number;
-  changes: Pick<ChangesService, 'onChange' | 'ready'>;
+  changes: Pick<Coherence, 'onChange' | 'ready'>;
 }) {
   const answers = createListCache(changes);
   async function build(accountId: number, now: number, usable: boolean): Promise<Buffer> {
