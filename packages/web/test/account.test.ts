@@ -10,7 +10,7 @@ const errorsOf = (result: { ok: boolean; errors?: object }) => (result.ok ? {} :
 describe('account forms', () => {
   test('change password: the current one, the register rule, the repeat matching', () => {
     assert.deepEqual(errorsOf(checkChangePassword({ old_password: '', new_password: 'short', repeat: 'short' })), {
-      old_password: 'Required: your current password.',
+      old_password: 'Must not be empty.',
       new_password: 'At least 8 characters.',
     });
     assert.deepEqual(
@@ -23,10 +23,14 @@ describe('account forms', () => {
     );
   });
 
-  test('sign-in code: 6 digits or a recovery code, with or without its dash', () => {
+  test('sign-in code: what the console takes (1 to 20 characters once trimmed); a wrong code is its 401', () => {
+    const challenge = 'c';
     for (const code of ['123456', 'abcde-fghjk', 'ABCDEFGHJK', ' 654321 '])
-      assert.equal(checkSignInCode({ code }).ok, true, code);
-    for (const code of ['12345', '1234567', 'abc', '']) assert.equal(checkSignInCode({ code }).ok, false, code);
+      assert.equal(checkSignInCode({ challenge, code }).ok, true, code);
+    assert.deepEqual(errorsOf(checkSignInCode({ challenge, code: '  ' })), { code: 'Must not be empty.' });
+    assert.deepEqual(errorsOf(checkSignInCode({ challenge, code: '1'.repeat(21) })), {
+      code: 'At most 20 characters.',
+    });
   });
 });
 

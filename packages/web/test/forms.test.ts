@@ -11,38 +11,49 @@ import { checkSetWebhook } from '../src/features/webhook/api/set-webhook';
 
 const errorsOf = (result: { ok: boolean; errors?: object }) => (result.ok ? {} : result.errors);
 
-describe('form schemas (zod): the messages users see under each field', () => {
+describe("form checks: the console's own schemas, its messages under each field", () => {
   test('register: required, email shape, password length', () => {
     assert.deepEqual(errorsOf(checkRegister({ name: '  ', email: 'x', password: 'short' })), {
-      name: 'Required.',
-      email: 'Enter an email address.',
+      name: 'Must not be empty.',
+      email: 'Expected an email address.',
       password: 'At least 8 characters.',
     });
     assert.deepEqual(errorsOf(checkRegister({ name: 'A', email: '', password: 'p'.repeat(257) })), {
-      email: 'Required.',
+      email: 'Expected an email address.',
       password: 'At most 256 characters.',
     });
     const ok = checkRegister({ name: ' Dana ', email: ' d@example.com ', password: 'correct horse' });
     assert.deepEqual(ok, { ok: true, value: { name: 'Dana', email: 'd@example.com', password: 'correct horse' } });
   });
 
-  test('sign-in and tickets: required fields, product chosen, length limits', () => {
-    assert.deepEqual(errorsOf(checkSignIn({ email: '', password: '' })), { email: 'Required.', password: 'Required.' });
+  test('sign-in and tickets: length limits, product chosen', () => {
+    assert.deepEqual(errorsOf(checkSignIn({ email: 'e'.repeat(255), password: '' })), {
+      email: 'At most 254 characters.',
+    });
     assert.deepEqual(errorsOf(checkCreateTicket({ product_id: '', subject: 's'.repeat(201), message: 'hi' })), {
-      product_id: 'Choose a product.',
+      product_id: 'Expected an integer.',
       subject: 'At most 200 characters.',
     });
   });
 
   test('webhook and add-server addresses', () => {
-    assert.deepEqual(errorsOf(checkSetWebhook({ url: 'ftp://x' })), { url: 'Enter an http(s) URL.' });
+    assert.deepEqual(errorsOf(checkSetWebhook({ url: 'ftp://x' })), { url: 'Expected an http(s) URL.' });
     assert.equal(checkSetWebhook({ url: 'https://hooks.example.com/x' }).ok, true);
     const bad = errorsOf(
       checkAddServer({ product_id: '1', name: 'web', api_url: 'nope', api_key: 'agk_short', tls_fingerprint: 'AB:CD' }),
     ) as Record<string, string>;
-    assert.match(bad.api_url!, /^Enter the agent address/);
-    assert.match(bad.api_key!, /^Enter the agent key/);
-    assert.match(bad.tls_fingerprint!, /^Enter the SHA-256 fingerprint/);
+    assert.match(bad.api_url!, /^Expected an http or https URL/);
+    assert.match(bad.api_key!, /^Expected the agent key \(agk_…\)/);
+    const pin = errorsOf(
+      checkAddServer({
+        product_id: '1',
+        name: 'web',
+        api_url: 'https://203.0.113.7:9100',
+        api_key: '',
+        tls_fingerprint: 'AB:CD',
+      }),
+    ) as Record<string, string>;
+    assert.match(pin.tls_fingerprint!, /SHA-256/);
     const good = checkAddServer({
       product_id: '1',
       name: 'web',
@@ -131,14 +142,20 @@ describe('form schemas (zod): the messages users see under each field', () => {
         enabled: false,
       },
     });
-    assert.deepEqual(checkRule({ ...form, minutes: '2000' }), { ok: false, error: 'Minutes: at most 1440.' });
+    assert.deepEqual(checkRule({ ...form, minutes: '2000' }), {
+      ok: false,
+      field: 'minutes',
+      error: 'Minutes: Expected 0 to 1440.',
+    });
     assert.deepEqual(checkRule({ ...form, kind: 'metric', threshold: '120' }), {
       ok: false,
-      error: 'Threshold: enter 0 to 100.',
+      field: 'threshold',
+      error: 'Threshold: Expected 0 to 100 for disk.',
     });
     assert.deepEqual(checkRule({ ...form, channel_ids: [] }), {
       ok: false,
-      error: 'Channels: choose at least one channel.',
+      field: 'channel_ids',
+      error: 'Channels: Expected at least one channel.',
     });
     const saved = {
       id: 3,

@@ -1,8 +1,33 @@
 import { z } from 'zod';
 
 /**
- * Form input schemas are zod objects of string fields: the same limits the console checks, so most
- * mistakes are caught before a round trip. `parse` runs `safeParse` and keeps, per field, the first
+ * A request body checked with the console's own schema (packages/protocol/src/requests): the form
+ * refuses what the console would refuse, and shows under each field the console's first message
+ * for it as a sentence ("must not be empty" → "Must not be empty.").
+ */
+export type Checked<T, K extends string> = { ok: true; value: T } | { ok: false; errors: Partial<Record<K, string>> };
+
+export function checkRequest<S extends z.ZodType>(
+  schema: S,
+  body: z.input<S>,
+): Checked<z.output<S>, keyof z.input<S> & string> {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  const errors: Record<string, string> = {};
+  for (const issue of result.error.issues) {
+    const key = String(issue.path[0] ?? '');
+    errors[key] ??=
+      `${issue.message[0]!.toUpperCase()}${issue.message.slice(1)}${/[.!?…]$/.test(issue.message) ? '' : '.'}`;
+  }
+  return { ok: false, errors: errors as Partial<Record<keyof z.input<S> & string, string>> };
+}
+
+/** A number typed as text, or undefined when the field is empty (the console then says what it expects). */
+export const numberOf = (value: string) => (value.trim() === '' ? undefined : Number(value));
+
+/**
+ * The forms of the agent's control bodies (block patterns, list entries) check string fields with
+ * these before the agent checks the body again. `parse` runs `safeParse` and keeps, per field, the first
  * message (the one the user sees under the field); text fields come back trimmed.
  */
 export type FormSchema<K extends string> = z.ZodObject<Record<K, z.ZodType<string, string>>>;
