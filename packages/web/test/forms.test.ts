@@ -6,6 +6,7 @@ import { checkSignIn } from '../src/features/auth/api/sign-in';
 import { checkBlockPattern, toBlockPattern } from '../src/features/protection/api/add-block-pattern';
 import { checkListEntry, parseImport, toListEntry } from '../src/features/protection/api/add-list-entry';
 import { checkAddServer, pinOf } from '../src/features/servers/api/add-server';
+import { checkNameAndTags } from '../src/features/servers/api/update-server';
 import { checkCreateTicket } from '../src/features/tickets/api/create-ticket';
 import { checkSetWebhook } from '../src/features/webhook/api/set-webhook';
 
@@ -15,11 +16,11 @@ describe("form checks: the console's own schemas, its messages under each field"
   test('register: required, email shape, password length', () => {
     assert.deepEqual(errorsOf(checkRegister({ name: '  ', email: 'x', password: 'short' })), {
       name: 'Must not be empty.',
-      email: 'Expected an email address.',
+      email: 'Enter an email address.',
       password: 'At least 8 characters.',
     });
     assert.deepEqual(errorsOf(checkRegister({ name: 'A', email: '', password: 'p'.repeat(257) })), {
-      email: 'Expected an email address.',
+      email: 'Enter an email address.',
       password: 'At most 256 characters.',
     });
     const ok = checkRegister({ name: ' Dana ', email: ' d@example.com ', password: 'correct horse' });
@@ -31,19 +32,19 @@ describe("form checks: the console's own schemas, its messages under each field"
       email: 'At most 254 characters.',
     });
     assert.deepEqual(errorsOf(checkCreateTicket({ product_id: '', subject: 's'.repeat(201), message: 'hi' })), {
-      product_id: 'Expected an integer.',
+      product_id: 'Enter an integer.',
       subject: 'At most 200 characters.',
     });
   });
 
   test('webhook and add-server addresses', () => {
-    assert.deepEqual(errorsOf(checkSetWebhook({ url: 'ftp://x' })), { url: 'Expected an http(s) URL.' });
+    assert.deepEqual(errorsOf(checkSetWebhook({ url: 'ftp://x' })), { url: 'Enter an http(s) URL.' });
     assert.equal(checkSetWebhook({ url: 'https://hooks.example.com/x' }).ok, true);
     const bad = errorsOf(
       checkAddServer({ product_id: '1', name: 'web', api_url: 'nope', api_key: 'agk_short', tls_fingerprint: 'AB:CD' }),
     ) as Record<string, string>;
-    assert.match(bad.api_url!, /^Expected an http or https URL/);
-    assert.match(bad.api_key!, /^Expected the agent key \(agk_…\)/);
+    assert.match(bad.api_url!, /^Enter an http or https URL/);
+    assert.match(bad.api_key!, /^Enter the agent key \(agk_…\)/);
     const pin = errorsOf(
       checkAddServer({
         product_id: '1',
@@ -53,7 +54,7 @@ describe("form checks: the console's own schemas, its messages under each field"
         tls_fingerprint: 'AB:CD',
       }),
     ) as Record<string, string>;
-    assert.match(pin.tls_fingerprint!, /SHA-256/);
+    assert.match(pin.tls_fingerprint!, /^Enter the SHA-256 fingerprint the agent prints/);
     const good = checkAddServer({
       product_id: '1',
       name: 'web',
@@ -63,6 +64,15 @@ describe("form checks: the console's own schemas, its messages under each field"
     });
     assert.equal(good.ok, true);
     assert.deepEqual(pinOf({ api_url: 'http://203.0.113.7:9100', tls_fingerprint: 'AA' }), {});
+  });
+
+  test('name and tags: a wrong tag is named by its place in the list', () => {
+    const errors = errorsOf(checkNameAndTags({ name: 'web', tags: 'edge, Bad Tag!' })) as Record<string, string>;
+    assert.match(errors.tags!, /^Item 3: expected 1 to 32 of a-z/);
+    assert.deepEqual(checkNameAndTags({ name: ' web ', tags: 'Edge, eu-west' }), {
+      ok: true,
+      value: { name: 'web', tags: ['edge', 'eu-west'] },
+    });
   });
 
   test('block pattern: a named ip group, a valid regex, whole numbers', () => {
@@ -145,17 +155,17 @@ describe("form checks: the console's own schemas, its messages under each field"
     assert.deepEqual(checkRule({ ...form, minutes: '2000' }), {
       ok: false,
       field: 'minutes',
-      error: 'Minutes: Expected 0 to 1440.',
+      error: 'Minutes: Enter 0 to 1440.',
     });
     assert.deepEqual(checkRule({ ...form, kind: 'metric', threshold: '120' }), {
       ok: false,
       field: 'threshold',
-      error: 'Threshold: Expected 0 to 100 for disk.',
+      error: 'Threshold: Enter 0 to 100 for disk.',
     });
     assert.deepEqual(checkRule({ ...form, channel_ids: [] }), {
       ok: false,
       field: 'channel_ids',
-      error: 'Channels: Expected at least one channel.',
+      error: 'Channels: Enter at least one channel.',
     });
     const saved = {
       id: 3,

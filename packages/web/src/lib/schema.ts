@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * A request body checked with the console's own schema (packages/protocol/src/requests): the form
  * refuses what the console would refuse, and shows under each field the console's first message
- * for it as a sentence ("must not be empty" → "Must not be empty.").
+ * for it as a sentence ("must not be empty" → "Must not be empty.", "expected an email address" →
+ * "Enter an email address.").
  */
 export type Checked<T, K extends string> = { ok: true; value: T } | { ok: false; errors: Partial<Record<K, string>> };
 
@@ -15,9 +16,12 @@ export function checkRequest<S extends z.ZodType>(
   if (result.success) return { ok: true, value: result.data };
   const errors: Record<string, string> = {};
   for (const issue of result.error.issues) {
-    const key = String(issue.path[0] ?? '');
-    errors[key] ??=
-      `${issue.message[0]!.toUpperCase()}${issue.message.slice(1)}${/[.!?…]$/.test(issue.message) ? '' : '.'}`;
+    const [key = '', ...inner] = issue.path;
+    // An item of a list is named by its place: "Item 2: expected 1 to 32 of a-z …".
+    const where = inner.map((p) => (typeof p === 'number' ? `item ${p + 1}` : String(p))).join(', ');
+    // The console says what the request lacked ("expected an email address"); the form says what to type.
+    const text = where ? `${where}: ${issue.message}` : issue.message.replace(/^expected /, 'enter ');
+    errors[String(key)] ??= `${text[0]!.toUpperCase()}${text.slice(1)}${/[.!?…]$/.test(text) ? '' : '.'}`;
   }
   return { ok: false, errors: errors as Partial<Record<keyof z.input<S> & string, string>> };
 }
