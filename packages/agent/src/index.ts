@@ -1,6 +1,6 @@
+export { signatureHeader } from '@palisade/protocol/webhook-signature';
 export type { AlertEvent, Alerter, AlerterState, AlertPayload, AttackDetails } from './alerter/alerter.js';
 export { createAlerter } from './alerter/alerter.js';
-export { signatureHeader } from './alerter/signature.js';
 export type { AgentConfig } from './config/config.js';
 export { ConfigError, loadConfigFile, parseConfig } from './config/config.js';
 export type { RunningDaemon } from './daemon.js';

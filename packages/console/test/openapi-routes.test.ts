@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify from 'fastify';
 import { consoleDocument, isDocumented, openApiMismatch, openApiPath } from './openapi-check.js';
 import { dialects, holdAnswersToOpenApi, registerUser, type TestApp, testApp } from './support.js';
@@ -78,6 +79,32 @@ for (const dialect of dialects()) {
         [],
         'documented operations no route serves',
       );
+    });
+
+    test('every write that can answer 400 documents its body, from the request schemas', async () => {
+      // Writes whose input is the path or the query string, not a body.
+      const noBody = new Set(['DELETE /api/account/sessions/{id}', 'DELETE /api/fleet/addresses']);
+      const missing = Object.entries(consoleDocument.paths).flatMap(([path, item]) =>
+        Object.entries(item as Record<string, { requestBody?: unknown; responses: object }>)
+          .filter(([method, op]) => method !== 'get' && '400' in op.responses && op.requestBody === undefined)
+          .map(([method]) => `${method.toUpperCase()} ${path}`)
+          .filter((key) => !noBody.has(key)),
+      );
+      assert.deepEqual(missing, [], 'writes without a documented request body');
+      // The document's schema takes what the console takes, and refuses a wrongly typed field.
+      const user = await registerUser(t.app);
+      const body = { name: 'ci' };
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/tokens',
+        headers: { cookie: user.cookie, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+      assert.equal(res.statusCode, 201);
+      const ajv = new Ajv2020({ strict: false });
+      const schema = (consoleDocument.components.schemas as Record<string, object>).CreateTokenRequest!;
+      assert.equal(ajv.validate(schema, body), true);
+      assert.equal(ajv.validate(schema, { name: 7 }), false);
     });
 
     test('a real answer matches, and the same answer with a field changed, added or dropped does not', async () => {

@@ -1,5 +1,6 @@
 import type { DashboardResponseName } from './dashboard.js';
 import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, SECTION_NAMES } from './dashboard.js';
+import type { RequestBodyName } from './requests/index.js';
 import { TAG_PATTERN } from './server-tags.js';
 
 /** Who may call a route: nobody in particular, a session, a session or an SVC1 signature, any credential, an admin's session. */
@@ -729,3 +730,35 @@ function ticketRoutes(base: string, auth: RouteAuth, whose: string): DashboardRo
     },
   ];
 }
+
+/** The body each write takes, by `<method> <path>` (schemas in packages/protocol/src/requests). */
+export const dashboardRequestBodies: Record<string, RequestBodyName> = {
+  'post /api/auth/register': 'Register',
+  'post /api/auth/login': 'Login',
+  'post /api/auth/login/two-factor': 'TwoFactorLogin',
+  'put /api/account/webhook': 'Webhook',
+  'post /api/account/password': 'ChangePassword',
+  'post /api/account/two-factor/setup': 'Password',
+  'post /api/account/two-factor/enable': 'Code',
+  'post /api/account/two-factor/disable': 'Proof',
+  'delete /api/account': 'Proof',
+  'post /api/tokens': 'CreateToken',
+  'post /api/keys': 'CreateKey',
+  'post /api/enrolment-tokens': 'CreateEnrolmentToken',
+  'post /api/products': 'AddProduct',
+  'post /api/fleet/policies': 'FleetPolicy',
+  'patch /api/fleet/policies/{id}': 'FleetPolicy',
+  'post /api/fleet/entries': 'FleetEntry',
+  'post /api/servers': 'AddServer',
+  'post /api/servers/test': 'TestServer',
+  'patch /api/servers/{id}': 'UpdateServer',
+  'put /api/servers/{id}/connection': 'ServerConnection',
+  'post /api/servers/{id}/benchmarks': 'Benchmark',
+  'post /api/tickets': 'OpenTicket',
+  'post /api/tickets/{id}/messages': 'TicketReply',
+  'post /api/admin/tickets/{id}/messages': 'TicketReply',
+  'post /api/alerts/rules': 'AlertRule',
+  'put /api/alerts/rules/{id}': 'AlertRule',
+  'post /api/alerts/channels': 'AlertChannel',
+  'put /api/alerts/mutes/{id}': 'AlertMute',
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { createEnrolmentTokenRequest } from './requests/enrolment.js';
 
 /**
  * Enrolment tokens and agent-initiated registration (docs/agent.md, "One-line install";
@@ -18,16 +19,8 @@ export const ENROLMENT_MAX_USES = 10_000;
 export const ENROLMENT_REFUSALS = ['unknown', 'expired', 'used_up', 'revoked'] as const;
 export type EnrolmentRefusal = (typeof ENROLMENT_REFUSALS)[number];
 
-/** `POST /api/enrolment-tokens`. */
-export const createEnrolmentTokenSchema = z.object({
-  product_id: id,
-  /** How many servers may register with it (default 1). */
-  max_uses: z.number().int().min(1).max(ENROLMENT_MAX_USES).optional(),
-  /** When it stops working (epoch ms); default one hour from now, at most a year. */
-  expires_at: epochMs.optional(),
-  name: z.string().trim().max(100).optional(),
-});
-export type CreateEnrolmentToken = z.infer<typeof createEnrolmentTokenSchema>;
+/** `POST /api/enrolment-tokens`'s body once checked (packages/protocol/src/requests/enrolment.ts). */
+export type CreateEnrolmentToken = z.output<typeof createEnrolmentTokenRequest>;
 
 /** A token as listed: never the token, only its last 4 characters, and how many servers used it. */
 export const enrolmentTokenSchema = z.object({
@@ -53,31 +46,8 @@ export const createdEnrolmentTokenSchema = enrolmentTokenSchema.extend({
 });
 export type CreatedEnrolmentToken = z.infer<typeof createdEnrolmentTokenSchema>;
 
-/**
- * `POST /api/agent/register` with `Authorization: Bearer enr_…`. The console reaches the agent back
- * at `api_url` when given, else at the request's source address and `port`.
- */
-export interface AgentRegistration {
-  name: string;
-  /** The metrics key the agent just made (`agk_…`); the console stores it sealed. */
-  api_key: string;
-  /** The agent's own address, when the operator named one (`--url`); else null. */
-  api_url: string | null;
-  /** The metrics port, for the address the console derives from the request's source IP. */
-  port: number;
-  /** Whether the agent serves https (`metrics.tls = on`). */
-  tls: boolean;
-  /** Its certificate's SHA-256, pinned by the console when `tls` is true. */
-  tls_fingerprint: string | null;
-  version: string;
-  /**
-   * How the console is to reach the agent (docs/agent.md, "Outbound link"): `direct` checks /health at
-   * the address first (the default when absent); `outbound` skips that check, as the agent's own
-   * link will carry every call; `auto` (the install script's default) checks, and registers the
-   * agent as `outbound` when the check could not reach it at all.
-   */
-  connect?: RegistrationConnect;
-}
+// `POST /api/agent/register`'s body is checked by the console and typed for the agent from one schema.
+export type { AgentRegistration } from './requests/servers.js';
 
 export const REGISTRATION_CONNECT = ['direct', 'outbound', 'auto'] as const;
 export type RegistrationConnect = (typeof REGISTRATION_CONNECT)[number];

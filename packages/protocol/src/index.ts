@@ -11,6 +11,7 @@ export * from './enrolment.js';
 export * from './envelope.js';
 export * from './fleet.js';
 export * from './openapi.js';
+export * from './requests/index.js';
 export * from './server-state.js';
 export * from './server-tags.js';
 export * from './svc1.js';

@@ -2,15 +2,17 @@ import { z } from 'zod';
 import { CONTROL_PATHS } from './control.js';
 import { controlOperation } from './control-schemas.js';
 import { type DashboardResponseName, dashboardResponses } from './dashboard.js';
-import { dashboardRoutes, type RouteAuth } from './dashboard-routes.js';
+import { dashboardRequestBodies, dashboardRoutes, type RouteAuth } from './dashboard-routes.js';
 import { controlSchemas } from './openapi-control.js';
 import { openApiDocument } from './openapi-document.js';
+import { type RequestBodyName, requestBodies } from './requests/index.js';
 import { v1Responses } from './v1.js';
 
 const errorBody = z.object({ error: z.string() });
 
-function schema(s: z.ZodType) {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12' }) as Record<string, unknown>;
+/** The JSON Schema of an answer (`output`) or of a request body as sent (`input`: defaults optional, before transforms). */
+function schema(s: z.ZodType, io: 'input' | 'output' = 'output') {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12', io }) as Record<string, unknown>;
   return rest;
 }
 
@@ -227,8 +229,11 @@ export function consoleOpenApi(
     );
   }
   const used = new Set<DashboardResponseName>(['error']);
+  const bodies = new Set<RequestBodyName>();
   for (const route of dashboardRoutes) {
     used.add(route.answer);
+    const body = dashboardRequestBodies[`${route.method} ${route.path}`];
+    if (body) bodies.add(body);
     const params = [
       ...(route.path.includes('{id}') ? [{ ...idParam, description: 'the integer id' }] : []),
       ...Object.entries(route.query ?? {}).map(([name, q]) => ({
@@ -247,6 +252,8 @@ export function consoleOpenApi(
       security: SECURITY[route.auth],
       ...(route.auth === 'admin' ? { description: 'Admin accounts only.' } : {}),
       parameters: params,
+      // A deletion's proof (password or code) may be left out when neither is asked for.
+      ...(body ? { requestBody: { required: route.method !== 'delete', content: json(`${body}Request`) } } : {}),
       responses: {
         [String(route.status)]: { description: 'success', content: json(`Dashboard${pascal(route.answer)}`) },
         ...dashboardErrors(route.errors),
@@ -258,6 +265,9 @@ export function consoleOpenApi(
   for (const [path, item] of Object.entries(control.paths)) paths[path] = { ...paths[path], ...item };
   const dashboardSchemas = Object.fromEntries(
     [...used].map((name) => [`Dashboard${pascal(name)}`, schema(dashboardResponses[name])]),
+  );
+  const requestSchemas = Object.fromEntries(
+    [...bodies].map((name) => [`${name}Request`, schema(requestBodies[name], 'input')]),
   );
   return openApiDocument({
     title: 'Palisade console API',
@@ -274,7 +284,7 @@ export function consoleOpenApi(
         description: 'an SVC1-signed request (docs/signing.md)',
       },
     },
-    schemas: { ...v1.components.schemas, ...dashboardSchemas, ...control.schemas },
+    schemas: { ...v1.components.schemas, ...dashboardSchemas, ...requestSchemas, ...control.schemas },
     paths,
   });
 }

@@ -112,86 +112,65 @@ function positiveId(value: string | undefined, what: string): number {
   return Number(value);
 }
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  function parse() {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        url: { type: 'string' },
-        token: { type: 'string' },
-        key: { type: 'string' },
-        'agent-url': { type: 'string' },
-        'agent-key': { type: 'string' },
-        'agent-fingerprint': { type: 'string' },
-        config: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        'no-retry': { type: 'boolean', default: false },
-        timeout: { type: 'string' },
-        product: { type: 'string' },
-        subject: { type: 'string' },
-        message: { type: 'string' },
-        method: { type: 'string' },
-        data: { type: 'string' },
-        ip: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-        version: { type: 'boolean', short: 'V', default: false },
-      },
-    });
-  }
-  try {
-    parsed = parse();
-  } catch (err) {
-    process.stderr.write(`palisade: ${(err as Error).message}\n\n${HELP}\n`);
-    return EXIT.usage;
-  }
-  const { values: o, positionals: args } = parsed;
-  if (o.version) {
-    out(VERSION);
-    return EXIT.ok;
-  }
-  if (o.help || args.length === 0) {
-    out(HELP);
-    return o.help ? EXIT.ok : EXIT.usage;
-  }
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  key: { type: 'string' },
+  'agent-url': { type: 'string' },
+  'agent-key': { type: 'string' },
+  'agent-fingerprint': { type: 'string' },
+  config: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  'no-retry': { type: 'boolean', default: false },
+  timeout: { type: 'string' },
+  product: { type: 'string' },
+  subject: { type: 'string' },
+  message: { type: 'string' },
+  method: { type: 'string' },
+  data: { type: 'string' },
+  ip: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', short: 'V', default: false },
+} as const;
 
-  try {
-    const configPath =
-      o.config ??
-      env.PALISADE_CONFIG ??
-      join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'palisade', 'config.json');
-    const file = readConfigFile(configPath, Boolean(o.config ?? env.PALISADE_CONFIG));
-    const setting = (flag: string | undefined, name: string, fileValue: string | undefined) =>
-      flag ?? env[name] ?? fileValue;
-    const s = {
-      url: setting(o.url, 'PALISADE_URL', file.url),
-      token: setting(o.token, 'PALISADE_TOKEN', file.token),
-      key: setting(o.key, 'PALISADE_KEY', file.key),
-      agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
-      agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
-      agentFingerprint: setting(o['agent-fingerprint'], 'PALISADE_AGENT_FINGERPRINT', file.agent_fingerprint),
-    };
-    const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
-    const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
-    const need = (value: string | undefined, what: string) => {
-      if (!value) throw new UsageError(`${what} is needed for this command`);
-      return value;
-    };
-    const v1 = () =>
-      new V1Client({
-        baseUrl: need(s.url, '--url (or PALISADE_URL)'),
-        token: need(s.token, '--token (or PALISADE_TOKEN)'),
-        ...common,
-      });
-    const signed = () =>
-      new SignedClient({
-        baseUrl: need(s.url, '--url (or PALISADE_URL)'),
-        key: need(s.key, '--key (or PALISADE_KEY)'),
-        ...common,
-      });
-    const agent = () => {
+const parseCommandLine = (argv: string[]) =>
+  parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
+type Options = ReturnType<typeof parseCommandLine>['values'];
+
+/** Flag, then environment, then the config file: where each setting comes from. */
+function settingsOf(o: Options, env: NodeJS.ProcessEnv) {
+  const configPath =
+    o.config ??
+    env.PALISADE_CONFIG ??
+    join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'palisade', 'config.json');
+  const file = readConfigFile(configPath, Boolean(o.config ?? env.PALISADE_CONFIG));
+  const setting = (flag: string | undefined, name: string, fileValue: string | undefined) =>
+    flag ?? env[name] ?? fileValue;
+  return {
+    url: setting(o.url, 'PALISADE_URL', file.url),
+    token: setting(o.token, 'PALISADE_TOKEN', file.token),
+    key: setting(o.key, 'PALISADE_KEY', file.key),
+    agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
+    agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
+    agentFingerprint: setting(o['agent-fingerprint'], 'PALISADE_AGENT_FINGERPRINT', file.agent_fingerprint),
+  };
+}
+
+function need(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`${what} is needed for this command`);
+  return value;
+}
+
+/** The three clients, each made only when a command needs it (so a missing setting is named then). */
+function clientsOf(o: Options, env: NodeJS.ProcessEnv) {
+  const s = settingsOf(o, env);
+  const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
+  const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
+  const consoleUrl = () => need(s.url, '--url (or PALISADE_URL)');
+  return {
+    v1: () => new V1Client({ baseUrl: consoleUrl(), token: need(s.token, '--token (or PALISADE_TOKEN)'), ...common }),
+    signed: () => new SignedClient({ baseUrl: consoleUrl(), key: need(s.key, '--key (or PALISADE_KEY)'), ...common }),
+    agent: () => {
       const baseUrl = need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)');
       const key = need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)');
       if (s.agentFingerprint !== undefined) {
@@ -205,128 +184,180 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
         ...(s.agentFingerprint !== undefined ? { fingerprint: s.agentFingerprint } : {}),
         ...common,
       });
-    };
-    const print = (value: unknown, human: () => string) => out(o.json ? JSON.stringify(value, null, 2) : human());
+    },
+  };
+}
 
-    const [command, sub, arg] = args;
-    switch (`${command} ${sub ?? ''}`.trim()) {
-      case 'me': {
-        const me = await v1().me();
-        print(me, () => `${me.name} <${me.email}> (${me.role}, account ${me.id})`);
-        return EXIT.ok;
+interface Command {
+  o: Options;
+  clients: ReturnType<typeof clientsOf>;
+  /** JSON with --json, else the human form. */
+  print(value: unknown, human: () => string): void;
+}
+
+/** `me`, `servers …`, `benchmarks list`: the v1 API with a personal token. */
+async function readCommand(name: string, arg: string | undefined, { clients, print }: Command): Promise<boolean> {
+  switch (name) {
+    case 'me': {
+      const me = await clients.v1().me();
+      print(me, () => `${me.name} <${me.email}> (${me.role}, account ${me.id})`);
+      return true;
+    }
+    case 'servers list': {
+      const servers = await clients.v1().servers();
+      print(servers, () =>
+        table(
+          servers.map((x) => ({ ...x, online: x.online ? 'yes' : 'no', last_seen: ago(x.last_seen) })),
+          ['id', 'label', 'hostname', 'online', 'score', 'last_seen', 'public_ip'],
+        ),
+      );
+      return true;
+    }
+    case 'servers show': {
+      const x = await clients.v1().server(positiveId(arg, 'server id'));
+      print(x, () =>
+        [
+          `${x.label} (${x.hostname}), ${x.online ? 'online' : 'offline'}, score ${x.score}/1000`,
+          `last seen ${ago(x.last_seen)}, public IP ${x.public_ip ?? '-'}`,
+          `components: ${Object.entries(x.score_components)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}`,
+          ...x.score_notes.map((n) => `  - ${n}`),
+          `facts: ${Object.entries(x.facts)
+            .map(([k, v]) => `${k}=${factText(k, v)}`)
+            .join(' ')}`,
+        ].join('\n'),
+      );
+      return true;
+    }
+    case 'benchmarks list': {
+      const runs = await clients.v1().benchmarks(positiveId(arg, 'server id'));
+      print(runs, () =>
+        table(
+          runs.map((r) => ({
+            id: r.id,
+            label: r.label,
+            ...r.scores,
+            verified: r.verified ? 'yes' : 'no',
+            finished: ago(r.finished_at),
+          })),
+          ['id', 'label', 'cpu', 'disk', 'network', 'stability', 'total', 'verified', 'finished'],
+        ),
+      );
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** `tickets …`: SVC1-signed requests with a signing key. */
+async function ticketCommand(name: string, arg: string | undefined, { o, clients, print }: Command): Promise<boolean> {
+  switch (name) {
+    case 'tickets list': {
+      const tickets = await clients.signed().tickets();
+      print(tickets, () => table(tickets, ['id', 'ref', 'status', 'subject']));
+      return true;
+    }
+    case 'tickets open': {
+      const ticket = await clients.signed().openTicket({
+        product_id: positiveId(o.product, '--product'),
+        subject: need(o.subject, '--subject'),
+        message: need(o.message, '--message'),
+      });
+      print(ticket, () => `opened ${ticket.ref} (ticket ${ticket.id})`);
+      return true;
+    }
+    case 'tickets reply': {
+      const answer = await clients.signed().reply(positiveId(arg, 'ticket id'), need(o.message, '--message'));
+      print(answer, () => 'reply sent');
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** `agent …`: the agent's own API with its key. */
+async function agentCommand(name: string, arg: string | undefined, { o, clients, print }: Command): Promise<boolean> {
+  switch (name) {
+    case 'agent health': {
+      const health = await clients.agent().health();
+      print(health, () => `${health.status}, version ${health.version}, up ${health.uptime_s} s`);
+      return true;
+    }
+    case 'agent metrics': {
+      const metrics = await clients.agent().metrics();
+      print(metrics, () => JSON.stringify(metrics, null, 2));
+      return true;
+    }
+    case 'agent control': {
+      if (!arg || !isControlPath(arg)) {
+        throw new UsageError(`control path: expected one of ${CONTROL_PATHS.join(', ')}`);
       }
-      case 'servers list': {
-        const servers = await v1().servers();
-        print(servers, () =>
-          table(
-            servers.map((x) => ({ ...x, online: x.online ? 'yes' : 'no', last_seen: ago(x.last_seen) })),
-            ['id', 'label', 'hostname', 'online', 'score', 'last_seen', 'public_ip'],
-          ),
-        );
-        return EXIT.ok;
-      }
-      case 'servers show': {
-        const x = await v1().server(positiveId(arg, 'server id'));
-        print(x, () =>
-          [
-            `${x.label} (${x.hostname}), ${x.online ? 'online' : 'offline'}, score ${x.score}/1000`,
-            `last seen ${ago(x.last_seen)}, public IP ${x.public_ip ?? '-'}`,
-            `components: ${Object.entries(x.score_components)
-              .map(([k, v]) => `${k} ${v}`)
-              .join(', ')}`,
-            ...x.score_notes.map((n) => `  - ${n}`),
-            `facts: ${Object.entries(x.facts)
-              .map(([k, v]) => `${k}=${factText(k, v)}`)
-              .join(' ')}`,
-          ].join('\n'),
-        );
-        return EXIT.ok;
-      }
-      case 'benchmarks list': {
-        const runs = await v1().benchmarks(positiveId(arg, 'server id'));
-        print(runs, () =>
-          table(
-            runs.map((r) => ({
-              id: r.id,
-              label: r.label,
-              ...r.scores,
-              verified: r.verified ? 'yes' : 'no',
-              finished: ago(r.finished_at),
-            })),
-            ['id', 'label', 'cpu', 'disk', 'network', 'stability', 'total', 'verified', 'finished'],
-          ),
-        );
-        return EXIT.ok;
-      }
-      case 'tickets list': {
-        const tickets = await signed().tickets();
-        print(tickets, () => table(tickets, ['id', 'ref', 'status', 'subject']));
-        return EXIT.ok;
-      }
-      case 'tickets open': {
-        const ticket = await signed().openTicket({
-          product_id: positiveId(o.product, '--product'),
-          subject: need(o.subject, '--subject'),
-          message: need(o.message, '--message'),
-        });
-        print(ticket, () => `opened ${ticket.ref} (ticket ${ticket.id})`);
-        return EXIT.ok;
-      }
-      case 'tickets reply': {
-        const answer = await signed().reply(positiveId(arg, 'ticket id'), need(o.message, '--message'));
-        print(answer, () => 'reply sent');
-        return EXIT.ok;
-      }
-      case 'agent health': {
-        const health = await agent().health();
-        print(health, () => `${health.status}, version ${health.version}, up ${health.uptime_s} s`);
-        return EXIT.ok;
-      }
-      case 'agent metrics': {
-        const metrics = await agent().metrics();
-        print(metrics, () => JSON.stringify(metrics, null, 2));
-        return EXIT.ok;
-      }
-      case `agent control`: {
-        if (!arg || !isControlPath(arg)) {
-          throw new UsageError(`control path: expected one of ${CONTROL_PATHS.join(', ')}`);
+      const method = (o.method ?? 'GET').toUpperCase();
+      if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
+        throw new UsageError('--method: GET, POST or DELETE');
+      let body: unknown;
+      if (o.data !== undefined) {
+        try {
+          body = JSON.parse(o.data);
+        } catch {
+          throw new UsageError('--data: expected JSON');
         }
-        const method = (o.method ?? 'GET').toUpperCase();
-        if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
-          throw new UsageError('--method: GET, POST or DELETE');
-        let body: unknown;
-        if (o.data !== undefined) {
-          try {
-            body = JSON.parse(o.data);
-          } catch {
-            throw new UsageError('--data: expected JSON');
-          }
-        }
-        const answer = await agent().controlRaw(method, arg, body, o.ip ? { ip: o.ip } : undefined);
-        print(answer, () => JSON.stringify(answer, null, 2));
-        return EXIT.ok;
       }
-      default:
-        throw new UsageError(`unknown command: ${args.join(' ')}`);
+      const answer = await clients.agent().controlRaw(method, arg, body, o.ip ? { ip: o.ip } : undefined);
+      print(answer, () => JSON.stringify(answer, null, 2));
+      return true;
     }
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`palisade: ${err.message}\n`);
-      return EXIT.usage;
-    }
-    if (err instanceof PalisadeError) {
-      process.stderr.write(`palisade: ${err.message}\n`);
-      if (err.isAuth) return EXIT.auth;
-      if (err.isNotFound) return EXIT.notFound;
-      if (err.isRateLimited) return EXIT.rateLimited;
-      return EXIT.failed;
-    }
-    if (err instanceof PalisadeNetworkError) {
-      process.stderr.write(`palisade: ${err.message}\n`);
-      return EXIT.unreachable;
-    }
-    process.stderr.write(`palisade: ${(err as Error).message}\n`);
+    default:
+      return false;
+  }
+}
+
+/** The message on stderr and the exit code a script can tell apart. */
+function failure(err: unknown): number {
+  process.stderr.write(`palisade: ${(err as Error).message}\n`);
+  if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof PalisadeError) {
+    if (err.isAuth) return EXIT.auth;
+    if (err.isNotFound) return EXIT.notFound;
+    if (err.isRateLimited) return EXIT.rateLimited;
     return EXIT.failed;
+  }
+  if (err instanceof PalisadeNetworkError) return EXIT.unreachable;
+  return EXIT.failed;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (err) {
+    process.stderr.write(`palisade: ${(err as Error).message}\n\n${HELP}\n`);
+    return EXIT.usage;
+  }
+  const { values: o, positionals: args } = parsed;
+  if (o.version) {
+    out(VERSION);
+    return EXIT.ok;
+  }
+  if (o.help || args.length === 0) {
+    out(HELP);
+    return o.help ? EXIT.ok : EXIT.usage;
+  }
+  try {
+    const command: Command = {
+      o,
+      clients: clientsOf(o, env),
+      print: (value, human) => out(o.json ? JSON.stringify(value, null, 2) : human()),
+    };
+    const [first, sub, arg] = args;
+    const name = `${first} ${sub ?? ''}`.trim();
+    for (const run of [readCommand, ticketCommand, agentCommand]) if (await run(name, arg, command)) return EXIT.ok;
+    throw new UsageError(`unknown command: ${args.join(' ')}`);
+  } catch (err) {
+    return failure(err);
   }
 }
 

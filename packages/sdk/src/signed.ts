@@ -1,3 +1,4 @@
+import type { OpenTicketRequest, TicketReplyRequest } from '@palisade/protocol';
 import { SVC1_HEADERS, signRequest } from '@palisade/protocol/svc1';
 import { Transport, type TransportOptions, unwrap } from './transport.js';
 
@@ -113,11 +114,14 @@ export class SignedClient {
     return (await this.request<{ ticket: Ticket }>('GET', `/api/tickets/${id}`)).ticket;
   }
 
-  async openTicket(input: { product_id: number; subject: string; message: string }) {
+  /** The body the console checks with `openTicketRequest` (packages/protocol/src/requests/tickets.ts). */
+  async openTicket(input: OpenTicketRequest) {
     return (await this.request<{ ticket: Ticket }>('POST', '/api/tickets', input)).ticket;
   }
 
   reply(ticketId: number, message: string) {
-    return this.request<Record<string, unknown>>('POST', `/api/tickets/${ticketId}/messages`, { message });
+    return this.request<Record<string, unknown>>('POST', `/api/tickets/${ticketId}/messages`, {
+      message,
+    } satisfies TicketReplyRequest);
   }
 }

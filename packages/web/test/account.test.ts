@@ -10,7 +10,7 @@ const errorsOf = (result: { ok: boolean; errors?: object }) => (result.ok ? {} :
 describe('account forms', () => {
   test('change password: the current one, the register rule, the repeat matching', () => {
     assert.deepEqual(errorsOf(checkChangePassword({ old_password: '', new_password: 'short', repeat: 'short' })), {
-      old_password: 'Required: your current password.',
+      old_password: 'Must not be empty.',
       new_password: 'At least 8 characters.',
     });
     assert.deepEqual(
@@ -23,10 +23,15 @@ describe('account forms', () => {
     );
   });
 
-  test('sign-in code: 6 digits or a recovery code, with or without its dash', () => {
+  test("sign-in code: the console's limits, then 6 digits or a recovery code, with or without its dash", () => {
+    const challenge = 'c';
     for (const code of ['123456', 'abcde-fghjk', 'ABCDEFGHJK', ' 654321 '])
-      assert.equal(checkSignInCode({ code }).ok, true, code);
-    for (const code of ['12345', '1234567', 'abc', '']) assert.equal(checkSignInCode({ code }).ok, false, code);
+      assert.equal(checkSignInCode({ challenge, code }).ok, true, code);
+    for (const code of ['12345', '1234567', 'abc'])
+      assert.deepEqual(errorsOf(checkSignInCode({ challenge, code })), {
+        code: 'Type the 6 digits your authenticator app shows, or one of your recovery codes.',
+      });
+    assert.deepEqual(errorsOf(checkSignInCode({ challenge, code: '  ' })), { code: 'Must not be empty.' });
   });
 });
 

@@ -6,30 +6,33 @@ import { checkSignIn } from '../src/features/auth/api/sign-in';
 import { checkBlockPattern, toBlockPattern } from '../src/features/protection/api/add-block-pattern';
 import { checkListEntry, parseImport, toListEntry } from '../src/features/protection/api/add-list-entry';
 import { checkAddServer, pinOf } from '../src/features/servers/api/add-server';
+import { checkNameAndTags } from '../src/features/servers/api/update-server';
 import { checkCreateTicket } from '../src/features/tickets/api/create-ticket';
 import { checkSetWebhook } from '../src/features/webhook/api/set-webhook';
 
 const errorsOf = (result: { ok: boolean; errors?: object }) => (result.ok ? {} : result.errors);
 
-describe('form schemas (zod): the messages users see under each field', () => {
+describe("form checks: the console's own schemas, its messages under each field", () => {
   test('register: required, email shape, password length', () => {
     assert.deepEqual(errorsOf(checkRegister({ name: '  ', email: 'x', password: 'short' })), {
-      name: 'Required.',
+      name: 'Must not be empty.',
       email: 'Enter an email address.',
       password: 'At least 8 characters.',
     });
     assert.deepEqual(errorsOf(checkRegister({ name: 'A', email: '', password: 'p'.repeat(257) })), {
-      email: 'Required.',
+      email: 'Enter an email address.',
       password: 'At most 256 characters.',
     });
     const ok = checkRegister({ name: ' Dana ', email: ' d@example.com ', password: 'correct horse' });
     assert.deepEqual(ok, { ok: true, value: { name: 'Dana', email: 'd@example.com', password: 'correct horse' } });
   });
 
-  test('sign-in and tickets: required fields, product chosen, length limits', () => {
-    assert.deepEqual(errorsOf(checkSignIn({ email: '', password: '' })), { email: 'Required.', password: 'Required.' });
+  test('sign-in and tickets: length limits, product chosen', () => {
+    assert.deepEqual(errorsOf(checkSignIn({ email: 'e'.repeat(255), password: '' })), {
+      email: 'At most 254 characters.',
+    });
     assert.deepEqual(errorsOf(checkCreateTicket({ product_id: '', subject: 's'.repeat(201), message: 'hi' })), {
-      product_id: 'Choose a product.',
+      product_id: 'Enter an integer.',
       subject: 'At most 200 characters.',
     });
   });
@@ -40,9 +43,18 @@ describe('form schemas (zod): the messages users see under each field', () => {
     const bad = errorsOf(
       checkAddServer({ product_id: '1', name: 'web', api_url: 'nope', api_key: 'agk_short', tls_fingerprint: 'AB:CD' }),
     ) as Record<string, string>;
-    assert.match(bad.api_url!, /^Enter the agent address/);
-    assert.match(bad.api_key!, /^Enter the agent key/);
-    assert.match(bad.tls_fingerprint!, /^Enter the SHA-256 fingerprint/);
+    assert.match(bad.api_url!, /^Enter an http or https URL/);
+    assert.match(bad.api_key!, /^Enter the agent key \(agk_…\)/);
+    const pin = errorsOf(
+      checkAddServer({
+        product_id: '1',
+        name: 'web',
+        api_url: 'https://203.0.113.7:9100',
+        api_key: '',
+        tls_fingerprint: 'AB:CD',
+      }),
+    ) as Record<string, string>;
+    assert.match(pin.tls_fingerprint!, /^Enter the SHA-256 fingerprint the agent prints/);
     const good = checkAddServer({
       product_id: '1',
       name: 'web',
@@ -52,6 +64,15 @@ describe('form schemas (zod): the messages users see under each field', () => {
     });
     assert.equal(good.ok, true);
     assert.deepEqual(pinOf({ api_url: 'http://203.0.113.7:9100', tls_fingerprint: 'AA' }), {});
+  });
+
+  test('name and tags: a wrong tag is named by its place in the list', () => {
+    const errors = errorsOf(checkNameAndTags({ name: 'web', tags: 'edge, Bad Tag!' })) as Record<string, string>;
+    assert.match(errors.tags!, /^Item 3: expected 1 to 32 of a-z/);
+    assert.deepEqual(checkNameAndTags({ name: ' web ', tags: 'Edge, eu-west' }), {
+      ok: true,
+      value: { name: 'web', tags: ['edge', 'eu-west'] },
+    });
   });
 
   test('block pattern: a named ip group, a valid regex, whole numbers', () => {
@@ -131,14 +152,20 @@ describe('form schemas (zod): the messages users see under each field', () => {
         enabled: false,
       },
     });
-    assert.deepEqual(checkRule({ ...form, minutes: '2000' }), { ok: false, error: 'Minutes: at most 1440.' });
+    assert.deepEqual(checkRule({ ...form, minutes: '2000' }), {
+      ok: false,
+      field: 'minutes',
+      error: 'Minutes: Enter 0 to 1440.',
+    });
     assert.deepEqual(checkRule({ ...form, kind: 'metric', threshold: '120' }), {
       ok: false,
-      error: 'Threshold: enter 0 to 100.',
+      field: 'threshold',
+      error: 'Threshold: Enter 0 to 100 for disk.',
     });
     assert.deepEqual(checkRule({ ...form, channel_ids: [] }), {
       ok: false,
-      error: 'Channels: choose at least one channel.',
+      field: 'channel_ids',
+      error: 'Channels: Enter at least one channel.',
     });
     const saved = {
       id: 3,

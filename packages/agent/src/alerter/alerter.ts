@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { signatureHeader } from '@palisade/protocol/webhook-signature';
 import type { AlertPayload, AlertType, AttackDetails } from '@palisade/protocol/webhooks';
 import type { AgentDeps } from '../deps.js';
 import { OutboundError, type PostJson } from '../lib/outbound.js';
-import { signatureHeader } from './signature.js';
 
 export type { AlertPayload, AttackDetails };
 

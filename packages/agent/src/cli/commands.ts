@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { signatureHeader } from '@palisade/protocol/webhook-signature';
 import type { AlerterState } from '../alerter/alerter.js';
-import { signatureHeader } from '../alerter/signature.js';
 import { controlRequest } from '../api/control-socket.js';
 import { type AgentConfig, loadConfigFile } from '../config/config.js';
 import { listenUrl } from '../daemon.js';

@@ -1,4 +1,4 @@
-import type { Metric, RuleKind, SecurityEventKind } from '@palisade/protocol';
+import type { ChannelKind, Metric, RuleKind, SecurityEventKind } from '@palisade/protocol';
 import type { Generated, Insertable, Kysely, Selectable } from 'kysely';
 
 /** Table types. Timestamps are epoch milliseconds; flags are 0/1 integers so both dialects agree. */
@@ -380,7 +380,7 @@ export interface NotificationAttemptsTable {
   duration_ms: number;
 }
 
-export type AlertChannelKind = 'webhook' | 'slack' | 'discord' | 'email';
+export type AlertChannelKind = ChannelKind;
 
 export interface AlertChannelsTable {
   id: Generated<number>;

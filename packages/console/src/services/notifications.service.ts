@@ -1,4 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import type { TicketNotification } from '@palisade/protocol';
+import { signatureHeader } from '@palisade/protocol/webhook-signature';
 import type { Database } from '../db/schema.js';
 import { badRequest, notFound } from '../errors.js';
 import { type GuardedClient, OutboundError } from '../outbound/guarded-client.js';
@@ -30,12 +32,7 @@ import type { SecretBox } from '../secrets.js';
 import type { PageRequest } from '../validation.js';
 import { alertMail, serverLink } from './alert-mail.js';
 
-export interface TicketNotification {
-  kind: 'ticket.created' | 'ticket.reply' | 'ticket.closed' | 'ticket.reopened';
-  title: string;
-  body: string;
-  ticket_ref: string;
-}
+export type { TicketNotification };
 
 /** An alert's notification (docs/alerts.md, "Payloads"): the signed webhook gets it as it is. */
 export interface AlertNotification {
@@ -88,11 +85,6 @@ export function accountShare(bound: number, accounts: number, least: number): nu
   return Math.max(least, Math.floor(bound / (accounts + 1)));
 }
 const SLOW_AFTER_MS = 1000;
-
-/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`: the receiver recomputes it with its secret. */
-export function signatureHeader(secret: string, body: string, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`;
-}
 
 export function retryDelay(attempts: number): number {
   return Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1));

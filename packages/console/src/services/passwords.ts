@@ -1,5 +1,4 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
 
 // scrypt N=2^17, r=8, p=1 needs 128 MiB; Node's default maxmem (32 MiB) would refuse it.
 const N = 2 ** 17;
@@ -7,15 +6,6 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 const MAXMEM = 256 * 1024 * 1024;
-
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 256;
-
-/** The rule for a password being chosen: at registration and when it is changed. */
-export const newPasswordSchema = z
-  .string()
-  .min(PASSWORD_MIN, `at least ${PASSWORD_MIN} characters`)
-  .max(PASSWORD_MAX, `at most ${PASSWORD_MAX} characters`);
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

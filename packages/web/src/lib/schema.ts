@@ -1,8 +1,37 @@
 import { z } from 'zod';
 
 /**
- * Form input schemas are zod objects of string fields: the same limits the console checks, so most
- * mistakes are caught before a round trip. `parse` runs `safeParse` and keeps, per field, the first
+ * A request body checked with the console's own schema (packages/protocol/src/requests): the form
+ * refuses what the console would refuse, and shows under each field the console's first message
+ * for it as a sentence ("must not be empty" → "Must not be empty.", "expected an email address" →
+ * "Enter an email address.").
+ */
+export type Checked<T, K extends string> = { ok: true; value: T } | { ok: false; errors: Partial<Record<K, string>> };
+
+export function checkRequest<S extends z.ZodType>(
+  schema: S,
+  body: z.input<S>,
+): Checked<z.output<S>, keyof z.input<S> & string> {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  const errors: Record<string, string> = {};
+  for (const issue of result.error.issues) {
+    const [key = '', ...inner] = issue.path;
+    // An item of a list is named by its place: "Item 2: expected 1 to 32 of a-z …".
+    const where = inner.map((p) => (typeof p === 'number' ? `item ${p + 1}` : String(p))).join(', ');
+    // The console says what the request lacked ("expected an email address"); the form says what to type.
+    const text = where ? `${where}: ${issue.message}` : issue.message.replace(/^expected /, 'enter ');
+    errors[String(key)] ??= `${text[0]!.toUpperCase()}${text.slice(1)}${/[.!?…]$/.test(text) ? '' : '.'}`;
+  }
+  return { ok: false, errors: errors as Partial<Record<keyof z.input<S> & string, string>> };
+}
+
+/** A number typed as text, or undefined when the field is empty (the console then says what it expects). */
+export const numberOf = (value: string) => (value.trim() === '' ? undefined : Number(value));
+
+/**
+ * The forms of the agent's control bodies (block patterns, list entries) check string fields with
+ * these before the agent checks the body again. `parse` runs `safeParse` and keeps, per field, the first
  * message (the one the user sees under the field); text fields come back trimmed.
  */
 export type FormSchema<K extends string> = z.ZodObject<Record<K, z.ZodType<string, string>>>;

@@ -1,24 +1,10 @@
+import { changePasswordRequest, codeRequest, passwordRequest, proofRequest, webhookRequest } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { badRequest } from '../../errors.js';
 import { requireSession, requireSessionOrSigned, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
 import { matchedPath } from '../../plugins/request-guards.js';
 import { accountView } from '../../services/accounts.service.js';
-import { newPasswordSchema } from '../../services/passwords.js';
 import { parseInput, parsePage } from '../../validation.js';
-
-const webhookBody = z.object({
-  url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL'),
-});
-
-/** A password being confirmed: any length the console could have stored. */
-const currentPassword = z.string().min(1, 'must not be empty').max(1024, 'at most 1024 characters');
-const code = z.string().trim().min(1, 'must not be empty').max(20, 'at most 20 characters');
-
-const passwordBody = z.object({ old_password: currentPassword, new_password: newPasswordSchema });
-const passwordOnlyBody = z.object({ password: currentPassword });
-const codeBody = z.object({ code });
-const proofBody = z.object({ password: currentPassword.optional(), code: code.optional() });
 
 /** The request a security event is recorded for: the route the router matched, not the raw URL. */
 const contextOf = (request: FastifyRequest) => ({
@@ -50,7 +36,7 @@ export default async function accountRoutes(app: FastifyInstance) {
   );
 
   app.put('/api/account/webhook', { preHandler: requireSession }, async (request) => {
-    const { url } = parseInput(webhookBody, request.body, 'body');
+    const { url } = parseInput(webhookRequest, request.body, 'body');
     return { data: await app.services.notifications.setWebhook(request.account!.id, url) };
   });
 
@@ -68,7 +54,7 @@ export default async function accountRoutes(app: FastifyInstance) {
   );
 
   app.post('/api/account/password', { preHandler: requireSession }, async (request) => {
-    const body = parseInput(passwordBody, request.body, 'body');
+    const body = parseInput(changePasswordRequest, request.body, 'body');
     await limitGuesses(request);
     const ended = await app.services.accountSecurity.changePassword(
       request.account!,
@@ -109,26 +95,26 @@ export default async function accountRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/account/two-factor/setup', { preHandler: requireSession }, async (request) => {
-    const body = parseInput(passwordOnlyBody, request.body, 'body');
+    const body = parseInput(passwordRequest, request.body, 'body');
     await limitGuesses(request);
     return { data: await app.services.accountSecurity.setupTwoFactor(request.account!, body.password) };
   });
 
   app.post('/api/account/two-factor/enable', { preHandler: requireSession }, async (request) => {
-    const body = parseInput(codeBody, request.body, 'body');
+    const body = parseInput(codeRequest, request.body, 'body');
     await limitGuesses(request);
     const codes = await app.services.accountSecurity.enableTwoFactor(request.account!, body.code, contextOf(request));
     return { data: { enabled: true, recovery_codes: codes } };
   });
 
   app.post('/api/account/two-factor/disable', { preHandler: requireSession }, async (request) => {
-    const body = parseInput(proofBody, request.body, 'body');
+    const body = parseInput(proofRequest, request.body, 'body');
     await limitGuesses(request);
     return { data: await app.services.accountSecurity.disableTwoFactor(request.account!, body, contextOf(request)) };
   });
 
   app.delete('/api/account', { preHandler: requireSession }, async (request, reply) => {
-    const body = parseInput(proofBody, request.body ?? {}, 'body');
+    const body = parseInput(proofRequest, request.body ?? {}, 'body');
     await limitGuesses(request);
     await app.services.accountSecurity.deleteAccount(request.account!, body, contextOf(request));
     reply.header('set-cookie', sessionCookie(request, '', 0));

@@ -1,14 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import {
-  AGENT_URL_EXPECTED,
-  FINGERPRINT_EXPECTED,
-  normalizeFingerprint,
-  parseAgentUrl,
-  plainText,
-  REGISTRATION_CONNECT,
-} from '@palisade/protocol';
+import { agentRegistrationRequest } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { badRequest, unauthorized } from '../../errors.js';
 import { bearer } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
@@ -19,36 +11,6 @@ export const PAYLOAD_MAX_BYTES = 32 * 1024 * 1024;
 
 /** An agent route's token, or null when there is none. */
 const agentToken = (request: FastifyRequest) => bearer(request) || null;
-
-/** `POST /api/agent/register`: what `palisade-agent register` sends (packages/protocol/src/enrolment.ts). */
-const registerBody = z
-  .object({
-    name: plainText(z.string('expected a string'))
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100, 'at most 100 characters'),
-    api_key: z
-      .string('expected a string')
-      .regex(/^agk_[0-9A-Za-z]{20,200}$/, 'expected the agent key (agk_…) the agent made'),
-    api_url: z
-      .string(AGENT_URL_EXPECTED)
-      .trim()
-      .refine((v) => parseAgentUrl(v) !== null, AGENT_URL_EXPECTED)
-      .nullable(),
-    port: z.number('expected an integer').int('expected an integer').min(1, 'from 1').max(65535, 'to 65535'),
-    tls: z.boolean('expected true or false'),
-    tls_fingerprint: z
-      .string(FINGERPRINT_EXPECTED)
-      .refine((v) => normalizeFingerprint(v) !== null, FINGERPRINT_EXPECTED)
-      .transform((v) => normalizeFingerprint(v)!)
-      .nullable(),
-    version: z.string('expected a string').trim().min(1, 'must not be empty').max(50, 'at most 50 characters'),
-    connect: z.enum(REGISTRATION_CONNECT, `expected ${REGISTRATION_CONNECT.join(', ')}`).optional(),
-  })
-  .refine((v) => !v.tls || v.tls_fingerprint !== null, {
-    message: 'is required when tls is true',
-    path: ['tls_fingerprint'],
-  });
 
 /** Routes agents call: check-ins with the daemon token (`dmn_…`), benchmark reports with the run token (`bmt_…`). */
 export default async function agentRoutes(app: FastifyInstance) {
@@ -63,7 +25,7 @@ export default async function agentRoutes(app: FastifyInstance) {
   // An agent registering itself with an enrolment token (enr_…): docs/agent.md, "One-line install".
   app.post('/api/agent/register', async (request, reply) => {
     const token = agentToken(request);
-    const body = () => parseInput(registerBody, request.body, 'body');
+    const body = () => parseInput(agentRegistrationRequest, request.body, 'body');
     const registered = await app.services.enrolment.register(token, body, request.ip);
     return reply.status(201).send({ data: registered });
   });

@@ -1,106 +1,10 @@
-import { ALERT_METRICS, CHANNEL_KINDS, plainText, RULE_KINDS, serverTagsInput } from '@palisade/protocol';
+import { alertChannelRequest, alertMuteRequest, alertRuleRequest, channelConfirmQuery } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { AppError, badRequest, notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import type { LimitName } from '../../plugins/rate-limits.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
 import { consoleUrl } from '../console-url.js';
-
-const METRICS = ALERT_METRICS;
-
-/** The largest threshold each metric accepts: percentages up to 100, load up to 1000; scores run 0–1000. */
-const THRESHOLD_MAX = { cpu: 100, memory: 100, disk: 100, load: 1000 } as const;
-
-const id = z.number('expected an integer').int('expected an integer').positive('expected a positive id');
-const name = plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
-
-const ruleBody = z
-  .strictObject({
-    name,
-    kind: z.enum(RULE_KINDS, `expected one of ${RULE_KINDS.join(', ')}`),
-    metric: z
-      .enum(METRICS, `expected one of ${METRICS.join(', ')}`)
-      .nullable()
-      .optional(),
-    threshold: z.number('expected a number').refine(Number.isFinite, 'expected a finite number').nullable().optional(),
-    minutes: z
-      .number('expected an integer')
-      .int('expected an integer')
-      .min(0, 'expected 0 to 1440')
-      .max(1440, 'expected 0 to 1440')
-      .default(0),
-    repeat_minutes: z
-      .number('expected an integer')
-      .int('expected an integer')
-      .min(0, 'expected 0 (never) to 10080')
-      .max(10_080, 'expected 0 (never) to 10080')
-      .default(0),
-    server_ids: z.array(id).max(1000, 'at most 1000 servers').nullable().default(null),
-    tags: serverTagsInput.nullable().default(null),
-    channel_ids: z.array(id).min(1, 'expected at least one channel').max(20, 'at most 20 channels'),
-    enabled: z.boolean('expected true or false').default(true),
-  })
-  .superRefine((rule, ctx) => {
-    if (rule.kind === 'metric') {
-      if (!rule.metric) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['metric'],
-          message: `is required for a metric rule: one of ${METRICS.join(', ')}`,
-        });
-        return;
-      }
-      const max = THRESHOLD_MAX[rule.metric];
-      if (rule.threshold === null || rule.threshold === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['threshold'], message: `is required for a metric rule: 0 to ${max}` });
-      } else if (rule.threshold < 0 || rule.threshold > max) {
-        ctx.addIssue({ code: 'custom', path: ['threshold'], message: `expected 0 to ${max} for ${rule.metric}` });
-      }
-    } else if (rule.kind === 'score') {
-      if (rule.threshold === null || rule.threshold === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required for a score rule: 1 to 1000' });
-      } else if (rule.threshold < 1 || rule.threshold > 1000) {
-        ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'expected 1 to 1000 for a score' });
-      }
-    }
-  });
-
-const channelBody = z
-  .strictObject({
-    name,
-    kind: z.enum(CHANNEL_KINDS, `expected one of ${CHANNEL_KINDS.join(', ')}`),
-    url: z.string().trim().max(2048, 'at most 2048 characters').url('expected an http(s) URL').nullable().optional(),
-    email: z
-      .string()
-      .trim()
-      .max(254, 'at most 254 characters')
-      .email('expected an e-mail address')
-      .nullable()
-      .optional(),
-  })
-  .superRefine((channel, ctx) => {
-    // A field of another kind is refused, not ignored: the sender meant something that would not happen.
-    if (channel.url != null && channel.kind !== 'slack' && channel.kind !== 'discord')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['url'],
-        message: `is for slack and discord channels; a ${channel.kind} channel ${channel.kind === 'email' ? 'sends to `email`' : 'sends to the account webhook'}: leave url out`,
-      });
-    if (channel.email != null && channel.kind !== 'email')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['email'],
-        message: `is for email channels; a ${channel.kind} channel has no address: leave email out`,
-      });
-  });
-
-const muteBody = z.strictObject({
-  until: z
-    .number('expected epoch milliseconds')
-    .int('expected epoch milliseconds')
-    .positive('expected epoch milliseconds'),
-});
 
 function pathId(request: FastifyRequest<{ Params: { id: string } }>, what: string): number {
   const parsed = parseId(request.params.id);
@@ -132,12 +36,6 @@ async function limitSends(request: FastifyRequest, channelId: number | null) {
       );
   }
 }
-
-const confirmToken = z.strictObject({
-  token: z
-    .string('expected the token from the confirmation e-mail')
-    .regex(/^[A-Za-z0-9_-]{43}$/, 'expected the token from the confirmation e-mail'),
-});
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -171,7 +69,7 @@ export default async function alertRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/alerts/rules', own, async (request, reply) => {
-    const input = parseInput(ruleBody, request.body, 'body');
+    const input = parseInput(alertRuleRequest, request.body, 'body');
     const rule = await app.services.alerts.createRule(request.account!.id, {
       ...input,
       metric: input.metric ?? null,
@@ -183,7 +81,7 @@ export default async function alertRoutes(app: FastifyInstance) {
 
   app.put<WithId>('/api/alerts/rules/:id', own, async (request) => {
     const ruleId = pathId(request, 'rule');
-    const input = parseInput(ruleBody, request.body, 'body');
+    const input = parseInput(alertRuleRequest, request.body, 'body');
     const rule = await app.services.alerts.updateRule(request.account!.id, ruleId, {
       ...input,
       metric: input.metric ?? null,
@@ -202,7 +100,7 @@ export default async function alertRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/alerts/channels', own, async (request, reply) => {
-    const input = parseInput(channelBody, request.body, 'body');
+    const input = parseInput(alertChannelRequest, request.body, 'body');
     // An e-mail channel sends its confirmation mail now: counted like a test.
     if (input.kind === 'email') await limitSends(request, null);
     const channel = await app.services.alerts.createChannel(
@@ -240,7 +138,7 @@ export default async function alertRoutes(app: FastifyInstance) {
   // The recipient's side: the link in the confirmation mail opens a page with one button (a mail
   // scanner that fetches the link confirms nothing); pressing it uses the token up. No session.
   app.get<{ Querystring: { token?: string } }>('/alerts/confirm', async (request, reply) => {
-    const parsed = confirmToken.safeParse({ token: request.query.token });
+    const parsed = channelConfirmQuery.safeParse({ token: request.query.token });
     const target = parsed.success ? await app.services.alerts.confirmationTarget(parsed.data.token) : null;
     if (!parsed.success || target === null)
       return page(
@@ -265,7 +163,7 @@ export default async function alertRoutes(app: FastifyInstance) {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     form.post('/alerts/confirm', async (request, reply) => {
-      const parsed = confirmToken.safeParse(request.body ?? {});
+      const parsed = channelConfirmQuery.safeParse(request.body ?? {});
       if (!parsed.success)
         return page(reply, 400, 'Link not valid', '<p>token: expected the token from the confirmation e-mail.</p>');
       try {
@@ -305,7 +203,7 @@ export default async function alertRoutes(app: FastifyInstance) {
   }));
 
   app.put<WithId>('/api/alerts/mutes/:id', own, async (request) => {
-    const { until } = parseInput(muteBody, request.body, 'body');
+    const { until } = parseInput(alertMuteRequest, request.body, 'body');
     return { data: await app.services.alerts.muteServer(request.account!.id, pathId(request, 'server'), until) };
   });
 

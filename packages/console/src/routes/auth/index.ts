@@ -1,34 +1,16 @@
-import { plainText } from '@palisade/protocol';
+import { loginRequest, registerRequest, twoFactorLoginRequest } from '@palisade/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { readCookie, SESSION_COOKIE, sessionCookie, tooManyAttempts } from '../../plugins/auth.js';
 import { addressKey, type LimitName } from '../../plugins/rate-limits.js';
 import { accountView, LoginRefused } from '../../services/accounts.service.js';
-import { newPasswordSchema } from '../../services/passwords.js';
 import { parseInput } from '../../validation.js';
-
-const registerBody = z.object({
-  email: z.email('expected an email address').max(254, 'at most 254 characters'),
-  password: newPasswordSchema,
-  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
-});
-
-const loginBody = z.object({
-  email: z.string().max(254, 'at most 254 characters'),
-  password: z.string().max(1024, 'at most 1024 characters'),
-});
 
 /** Counted per address: an IPv6 address by its /64 (addressKey). */
 async function limitPerIp(request: FastifyRequest, name: LimitName) {
   const verdict = await request.server.limits.consume(name, addressKey(request.ip));
   if (!verdict.allowed) throw tooManyAttempts(verdict.resetS);
 }
-
-const twoFactorBody = z.object({
-  challenge: z.string().min(1, 'must not be empty').max(100, 'at most 100 characters'),
-  code: z.string().trim().min(1, 'must not be empty').max(20, 'at most 20 characters'),
-});
 
 async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: number) {
   const session = await request.server.services.accounts.startSession(accountId, {
@@ -41,7 +23,7 @@ async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: n
 export default async function authRoutes(app: FastifyInstance) {
   app.post('/api/auth/register', async (request, reply) => {
     await limitPerIp(request, 'register');
-    const body = parseInput(registerBody, request.body, 'body');
+    const body = parseInput(registerRequest, request.body, 'body');
     const account = await app.services.accounts.create(body);
     await signIn(request, reply, account.id);
     return reply.status(201).send({ data: { account: accountView(account) } });
@@ -49,7 +31,7 @@ export default async function authRoutes(app: FastifyInstance) {
 
   app.post('/api/auth/login', async (request, reply) => {
     await limitPerIp(request, 'login');
-    const body = parseInput(loginBody, request.body, 'body');
+    const body = parseInput(loginRequest, request.body, 'body');
     let account: Awaited<ReturnType<typeof app.services.accounts.login>>;
     try {
       account = await app.services.accounts.login(body.email, body.password);
@@ -78,7 +60,7 @@ export default async function authRoutes(app: FastifyInstance) {
   // wrong codes (accountSecurity.completeChallenge; docs/security.md, "Account security").
   app.post('/api/auth/login/two-factor', async (request, reply) => {
     await limitPerIp(request, 'login');
-    const body = parseInput(twoFactorBody, request.body, 'body');
+    const body = parseInput(twoFactorLoginRequest, request.body, 'body');
     const account = await app.services.accountSecurity.completeChallenge(
       body.challenge,
       body.code,

@@ -1,13 +1,8 @@
-import { plainText } from '@palisade/protocol';
+import { benchmarkRequest } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
-
-const createBody = z.object({
-  label: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
-});
 
 /** The dashboard's view of benchmark runs: every status, log and checks included. */
 export default async function benchmarkRoutes(app: FastifyInstance) {
@@ -27,7 +22,7 @@ export default async function benchmarkRoutes(app: FastifyInstance) {
     async (request, reply) => {
       const id = parseId(request.params.id);
       if (id === null) throw notFound('server');
-      const { label } = parseInput(createBody, request.body, 'body');
+      const { label } = parseInput(benchmarkRequest, request.body, 'body');
       return reply
         .status(201)
         .send({ data: { run: await app.services.benchmarks.create(request.account!.id, id, label) } });

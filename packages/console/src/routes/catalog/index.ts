@@ -1,15 +1,8 @@
+import { addProductRequest } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
-
-const addProductBody = z.object({
-  catalog_id: z
-    .number('expected a positive integer')
-    .int('expected a positive integer')
-    .positive('expected a positive integer'),
-});
 
 export default async function catalogRoutes(app: FastifyInstance) {
   app.get('/api/catalog', async () => ({ data: { items: await app.services.catalog.catalog() } }));
@@ -19,7 +12,7 @@ export default async function catalogRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/products', { preHandler: requireSession }, async (request, reply) => {
-    const { catalog_id } = parseInput(addProductBody, request.body, 'body');
+    const { catalog_id } = parseInput(addProductRequest, request.body, 'body');
     const product = await app.services.catalog.addProduct(request.account!.id, catalog_id);
     return reply.status(201).send({ data: { product } });
   });

@@ -1,19 +1,9 @@
-import { FLEET_LISTS, fleetEntryInput, fleetPolicyInput } from '@palisade/protocol';
+import { fleetAddressQuery, fleetEntriesQuery, fleetEntryInput, fleetPolicyInput } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import type { FleetActor } from '../../services/fleet-protection/index.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
-
-const listQuery = z.object({
-  list: z.enum(FLEET_LISTS, 'expected black or white').optional(),
-  cursor: z.unknown().optional(),
-  limit: z.unknown().optional(),
-});
-const ipQuery = z.object({
-  ip: z.string('expected one IP address or CIDR, e.g. 203.0.113.7').min(1, 'expected one IP address or CIDR').max(100),
-});
 
 function idOf(request: FastifyRequest<{ Params: { id: string } }>, what: string): number {
   const id = parseId(request.params.id);
@@ -59,7 +49,7 @@ export default async function fleetRoutes(app: FastifyInstance) {
   });
 
   app.get('/api/fleet/entries', { preHandler: requireSession }, async (request) => {
-    const { list, cursor, limit } = parseInput(listQuery, request.query, 'query');
+    const { list, cursor, limit } = parseInput(fleetEntriesQuery, request.query, 'query');
     return { data: await fleet().listEntries(request.account!.id, list, parsePage({ cursor, limit })) };
   });
 
@@ -81,12 +71,12 @@ export default async function fleetRoutes(app: FastifyInstance) {
   );
 
   app.get('/api/fleet/addresses', { preHandler: requireSession }, async (request) => {
-    const { ip } = parseInput(ipQuery, request.query, 'query');
+    const { ip } = parseInput(fleetAddressQuery, request.query, 'query');
     return { data: await fleet().address(request.account!.id, ip) };
   });
 
   app.delete('/api/fleet/addresses', { preHandler: requireSession }, async (request) => {
-    const { ip } = parseInput(ipQuery, request.query, 'query');
+    const { ip } = parseInput(fleetAddressQuery, request.query, 'query');
     return { data: await fleet().liftAddress(actorOf(request), ip) };
   });
 }

@@ -1,13 +1,8 @@
-import { plainText } from '@palisade/protocol';
+import { createKeyRequest } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
-
-const createBody = z.object({
-  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
-});
 
 /** SVC1 signing keys `svck_…`: the raw key is in the POST answer once; only its hash is kept. */
 export default async function keyRoutes(app: FastifyInstance) {
@@ -16,7 +11,7 @@ export default async function keyRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/keys', { preHandler: requireSession }, async (request, reply) => {
-    const { name } = parseInput(createBody, request.body, 'body');
+    const { name } = parseInput(createKeyRequest, request.body, 'body');
     return reply.status(201).send({ data: await app.services.signing.create(request.account!.id, name) });
   });
 

@@ -1,63 +1,20 @@
 import {
-  AGENT_URL_EXPECTED,
+  addServerRequest,
   type ControlPath,
-  FINGERPRINT_EXPECTED,
+  fleetTagQuery,
   isControlPath,
-  normalizeFingerprint,
-  parseAgentUrl,
-  plainText,
-  serverTagSchema,
-  serverTagsInput,
+  serverConnectionRequest,
+  testAddressRequest,
+  testSavedServerRequest,
+  updateServerRequest,
 } from '@palisade/protocol';
 import { controlOperation } from '@palisade/protocol/control-schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { AppError, badRequest, notFound } from '../../errors.js';
 import { requireAnyCredential, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { HISTORY_RANGES, type HistoryRange } from '../../services/servers/index.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
 import { consoleUrl } from '../console-url.js';
-
-const name = plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
-// Parsed here, before anything calls it or logs it (packages/protocol/src/agent-address.ts).
-const apiUrl = z
-  .string(AGENT_URL_EXPECTED)
-  .trim()
-  .refine((v) => parseAgentUrl(v) !== null, AGENT_URL_EXPECTED);
-const apiKey = z
-  .string()
-  .trim()
-  .regex(/^agk_[0-9A-Za-z]{20,200}$/, 'expected the agent key (agk_…) printed by `palisade-agent key`');
-// Either spelling the agent or openssl prints; stored and compared in one canonical form.
-const tlsFingerprint = z
-  .string(FINGERPRINT_EXPECTED)
-  .refine((v) => normalizeFingerprint(v) !== null, FINGERPRINT_EXPECTED)
-  .transform((v) => normalizeFingerprint(v)!);
-
-const addBody = z.object({
-  product_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
-  name,
-  api_url: apiUrl,
-  api_key: apiKey,
-  tls_fingerprint: tlsFingerprint.nullable().optional(),
-});
-const patchBody = z
-  .object({
-    name: name.optional(),
-    tags: serverTagsInput.optional(),
-    api_url: apiUrl.optional(),
-    api_key: apiKey.optional(),
-    tls_fingerprint: tlsFingerprint.nullable().optional(),
-  })
-  .strict()
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, tags, api_url, api_key, tls_fingerprint');
-const connectionBody = z.object({ mode: z.enum(['direct', 'outbound'], "expected 'direct' or 'outbound'") }).strict();
-const fleetQuery = z.object({ tag: serverTagSchema.optional() });
-// Either a saved server or an address to try; chosen by `server_id`, so errors name the right field.
-const testSaved = z.object({ server_id: z.number().int().positive() }).strict();
-const testAddress = z
-  .object({ api_url: apiUrl, api_key: apiKey, tls_fingerprint: tlsFingerprint.nullable().optional() })
-  .strict();
 
 function serverId(request: FastifyRequest<{ Params: { id: string } }>): number {
   const id = parseId(request.params.id);
@@ -114,7 +71,7 @@ export default async function serverRoutes(app: FastifyInstance) {
     '/api/servers',
     { preHandler: requireAnyCredential, config: { signed: true } },
     async (request) => {
-      const { tag } = parseInput(fleetQuery, request.query, 'query');
+      const { tag } = parseInput(fleetTagQuery, request.query, 'query');
       return { data: await app.services.servers.fleet(request.account!.id, { tag }) };
     },
   );
@@ -132,7 +89,7 @@ export default async function serverRoutes(app: FastifyInstance) {
   );
 
   app.post('/api/servers', { preHandler: requireSession }, async (request, reply) => {
-    const body = parseInput(addBody, request.body, 'body');
+    const body = parseInput(addServerRequest, request.body, 'body');
     const server = await app.services.servers.add(request.account!.id, body, consoleUrl(request));
     return reply.status(201).send({ data: { server } });
   });
@@ -141,14 +98,14 @@ export default async function serverRoutes(app: FastifyInstance) {
     const raw = request.body;
     const body =
       raw && typeof raw === 'object' && 'server_id' in raw
-        ? parseInput(testSaved, raw, 'body')
-        : parseInput(testAddress, raw, 'body');
+        ? parseInput(testSavedServerRequest, raw, 'body')
+        : parseInput(testAddressRequest, raw, 'body');
     return { data: await app.services.servers.test(request.account!.id, body) };
   });
 
   app.patch<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
     const id = serverId(request);
-    const body = parseInput(patchBody, request.body, 'body');
+    const body = parseInput(updateServerRequest, request.body, 'body');
     return { data: { server: await app.services.servers.update(request.account!.id, id, body) } };
   });
 
@@ -171,7 +128,7 @@ export default async function serverRoutes(app: FastifyInstance) {
     { preHandler: requireSession },
     async (request) => {
       const id = serverId(request);
-      const { mode } = parseInput(connectionBody, request.body, 'body');
+      const { mode } = parseInput(serverConnectionRequest, request.body, 'body');
       const account = request.account!;
       const { before, name: serverName, server } = await app.services.servers.setConnection(account, id, mode);
       if (before !== mode)

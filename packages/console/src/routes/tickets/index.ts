@@ -1,25 +1,8 @@
-import { plainText } from '@palisade/protocol';
+import { openTicketRequest, ticketReplyRequest } from '@palisade/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { badRequest, notFound } from '../../errors.js';
 import { requireAdmin, requireSession, requireSessionOrSigned } from '../../plugins/auth.js';
 import { parseId, parseInput, parsePage } from '../../validation.js';
-
-// A message keeps its line breaks and tabs; NUL and the other control characters are refused (docs/security.md).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const MESSAGE_CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-const message = z
-  .string()
-  .refine((v) => !MESSAGE_CONTROLS.test(v), 'expected no NUL or control characters other than line breaks and tabs')
-  .trim()
-  .min(1, 'must not be empty')
-  .max(10_000, 'at most 10000 characters');
-const openBody = z.object({
-  product_id: z.number('expected an integer').int('expected an integer').positive('expected a positive id'),
-  subject: plainText(z.string()).trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
-  message,
-});
-const replyBody = z.object({ message });
 
 function ticketId(request: FastifyRequest<{ Params: { id: string } }>): number {
   const id = parseId(request.params.id);
@@ -48,7 +31,7 @@ export default async function ticketRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/tickets', own, async (request, reply) => {
-    const body = parseInput(openBody, request.body, 'body');
+    const body = parseInput(openTicketRequest, request.body, 'body');
     return reply.status(201).send({ data: { ticket: await app.services.tickets.open(request.account!, body) } });
   });
 
@@ -58,7 +41,7 @@ export default async function ticketRoutes(app: FastifyInstance) {
 
   app.post<WithId>('/api/tickets/:id/messages', own, async (request, reply) => {
     const id = ticketId(request);
-    const { message: text } = parseInput(replyBody, request.body, 'body');
+    const { message: text } = parseInput(ticketReplyRequest, request.body, 'body');
     return reply
       .status(201)
       .send({ data: { ticket: await app.services.tickets.reply(id, request.account!.id, request.account!, text) } });
@@ -88,7 +71,7 @@ export default async function ticketRoutes(app: FastifyInstance) {
 
   app.post<WithId>('/api/admin/tickets/:id/messages', admin, async (request, reply) => {
     const id = ticketId(request);
-    const { message: text } = parseInput(replyBody, request.body, 'body');
+    const { message: text } = parseInput(ticketReplyRequest, request.body, 'body');
     return reply
       .status(201)
       .send({ data: { ticket: await app.services.tickets.reply(id, null, request.account!, text) } });

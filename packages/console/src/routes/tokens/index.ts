@@ -1,13 +1,8 @@
-import { plainText } from '@palisade/protocol';
+import { createTokenRequest } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
 import { parseId, parseInput } from '../../validation.js';
-
-const createBody = z.object({
-  name: plainText(z.string()).trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
-});
 
 export default async function tokenRoutes(app: FastifyInstance) {
   app.get('/api/tokens', { preHandler: requireSession }, async (request) => ({
@@ -15,7 +10,7 @@ export default async function tokenRoutes(app: FastifyInstance) {
   }));
 
   app.post('/api/tokens', { preHandler: requireSession }, async (request, reply) => {
-    const { name } = parseInput(createBody, request.body, 'body');
+    const { name } = parseInput(createTokenRequest, request.body, 'body');
     const token = await app.services.tokens.create(request.account!.id, name);
     return reply.status(201).send({ data: token });
   });

@@ -1,5 +1,7 @@
+import { type AlertChannelRequest, alertChannelRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
+import { checkRequest } from '../../../lib/schema';
 import { alertChannelsKey } from './get-channels';
 import type { AlertChannel, ChannelKind } from './types';
 
@@ -9,26 +11,27 @@ export interface ChannelForm {
   target: string;
 }
 
-/** The form's checks; the console checks the URL against its target policy too. */
-export function checkChannel(
-  form: ChannelForm,
-): { ok: true; body: Record<string, unknown> } | { ok: false; error: string } {
-  const name = form.name.trim();
-  if (!name) return { ok: false, error: 'Name: enter a name.' };
-  const target = form.target.trim();
-  if (form.kind === 'slack' || form.kind === 'discord') {
-    if (!/^https?:\/\/\S+$/i.test(target))
-      return { ok: false, error: 'URL: enter the incoming webhook URL (http or https).' };
-    return { ok: true, body: { name, kind: form.kind, url: target } };
-  }
-  if (form.kind === 'email') {
-    if (!/^[^@\s]+@[^@\s]+$/.test(target)) return { ok: false, error: 'E-mail: enter an address.' };
-    return { ok: true, body: { name, kind: form.kind, email: target } };
-  }
-  return { ok: true, body: { name, kind: form.kind } };
+const CHANNEL_FIELDS: Record<string, string> = { name: 'Name', kind: 'Kind', url: 'URL', email: 'E-mail' };
+
+/** The body the form sends: the target goes in `url` for slack and discord, in `email` for email. */
+export function channelBody(form: ChannelForm): AlertChannelRequest {
+  const body: AlertChannelRequest = { name: form.name, kind: form.kind };
+  if (form.kind === 'slack' || form.kind === 'discord') body.url = form.target;
+  if (form.kind === 'email') body.email = form.target;
+  return body;
 }
 
-export const createChannel = (body: Record<string, unknown>) =>
+/** The console's own check of the channel; the console checks the URL against its target policy too. */
+export function checkChannel(
+  form: ChannelForm,
+): { ok: true; body: AlertChannelRequest } | { ok: false; field: string; error: string } {
+  const checked = checkRequest(alertChannelRequest, channelBody(form));
+  if (checked.ok) return { ok: true, body: checked.value };
+  const [field, message] = Object.entries(checked.errors)[0]!;
+  return { ok: false, field, error: `${CHANNEL_FIELDS[field] ?? field}: ${message}` };
+}
+
+export const createChannel = (body: AlertChannelRequest) =>
   request<{ channel: AlertChannel }>('POST', '/api/alerts/channels', { body });
 
 export const useCreateChannel = () => useMutation(createChannel, () => invalidate(alertChannelsKey));

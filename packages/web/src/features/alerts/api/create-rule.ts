@@ -1,6 +1,7 @@
-import { z } from 'zod';
+import { type AlertRuleRequest, alertRuleRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
+import { checkRequest, numberOf } from '../../../lib/schema';
 import { alertRulesKey } from './get-rules';
 import type { AlertRule, Metric, RuleKind } from './types';
 
@@ -33,46 +34,52 @@ export function ruleForm(rule: AlertRule): RuleForm {
   };
 }
 
-const MAX: Record<Metric, number> = { cpu: 100, memory: 100, disk: 100, load: 1000 };
+/** What the form calls each field, for the one line it shows above the buttons. */
+const RULE_FIELDS: Record<string, string> = {
+  name: 'Name',
+  kind: 'Kind',
+  metric: 'Metric',
+  threshold: 'Threshold',
+  minutes: 'Minutes',
+  repeat_minutes: 'Repeat',
+  server_ids: 'Servers',
+  tags: 'Tags',
+  channel_ids: 'Channels',
+};
 
-const whole = (label: string, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `${label}: enter a whole number.`)
-    .refine((v) => Number(v) <= max, `${label}: at most ${max}.`);
-
-/** The form's checks, the same as the console's (docs/alerts.md, "Rules"); the console has the last word. */
-export function checkRule(form: RuleForm): { ok: true; body: Record<string, unknown> } | { ok: false; error: string } {
-  if (!form.name.trim()) return { ok: false, error: 'Name: enter a name.' };
-  if (form.channel_ids.length === 0) return { ok: false, error: 'Channels: choose at least one channel.' };
-  const minutes = whole('Minutes', 1440).safeParse(form.minutes || '0');
-  if (!minutes.success) return { ok: false, error: minutes.error.issues[0]!.message };
-  const repeat = whole('Repeat', 10_080).safeParse(form.repeat_minutes || '0');
-  if (!repeat.success) return { ok: false, error: repeat.error.issues[0]!.message };
-  const body: Record<string, unknown> = {
-    name: form.name.trim(),
+/** The body the form sends: only the fields the chosen kind uses. */
+export function ruleBody(form: RuleForm): AlertRuleRequest {
+  const body: AlertRuleRequest = {
+    name: form.name,
     kind: form.kind,
     // A benchmark run is an event: nothing lasts, so nothing repeats.
-    repeat_minutes: form.kind === 'benchmark_unverified' ? 0 : Number(repeat.data),
+    repeat_minutes: form.kind === 'benchmark_unverified' ? 0 : Number(form.repeat_minutes || '0'),
     server_ids: form.server_ids.length > 0 ? form.server_ids : null,
     tags: form.tags.length > 0 ? form.tags : null,
     channel_ids: form.channel_ids,
     enabled: form.enabled,
   };
-  if (form.kind === 'metric' || form.kind === 'score') {
-    const max = form.kind === 'metric' ? MAX[form.metric] : 1000;
-    const threshold = Number(form.threshold);
-    if (form.threshold.trim() === '' || !Number.isFinite(threshold) || threshold < 0 || threshold > max)
-      return { ok: false, error: `Threshold: enter 0 to ${max}.` };
-    body.threshold = threshold;
-  }
+  if (form.kind === 'metric' || form.kind === 'score') body.threshold = numberOf(form.threshold) ?? null;
   if (form.kind === 'metric') body.metric = form.metric;
-  if (form.kind === 'metric' || form.kind === 'unreachable') body.minutes = Number(minutes.data);
-  return { ok: true, body };
+  if (form.kind === 'metric' || form.kind === 'unreachable') body.minutes = Number(form.minutes || '0');
+  return body;
 }
 
-export const createRule = (body: Record<string, unknown>) =>
+/**
+ * The console's own check of the rule (packages/protocol/src/requests/alerts.ts): the body to send,
+ * or the first field it refuses with the console's message.
+ */
+export function checkRule(
+  form: RuleForm,
+): { ok: true; body: AlertRuleRequest } | { ok: false; field: string; error: string } {
+  const body = ruleBody(form);
+  const checked = checkRequest(alertRuleRequest, body);
+  if (checked.ok) return { ok: true, body: { ...body, name: checked.value.name } };
+  const [field, message] = Object.entries(checked.errors)[0]!;
+  return { ok: false, field, error: `${RULE_FIELDS[field] ?? field}: ${message}` };
+}
+
+export const createRule = (body: AlertRuleRequest) =>
   request<{ rule: AlertRule }>('POST', '/api/alerts/rules', { body });
 
 export const useCreateRule = () => useMutation(createRule, () => invalidate(alertRulesKey));

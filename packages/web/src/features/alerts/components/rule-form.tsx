@@ -1,3 +1,4 @@
+import type { AlertRuleRequest } from '@palisade/protocol';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
@@ -51,7 +52,7 @@ export function RuleFormView({
   submitLabel: string;
   busy: boolean;
   /** Sends the checked body; answers whether it was saved (the form then starts again from `initial`). */
-  onSubmit: (body: Record<string, unknown>) => Promise<boolean>;
+  onSubmit: (body: AlertRuleRequest) => Promise<boolean>;
   onCancel?: () => void;
 }) {
   const channels = useAlertChannels();

@@ -1,3 +1,4 @@
+import type { AlertRuleRequest } from '@palisade/protocol';
 import { useState } from 'react';
 import { Button, ConfirmButton } from '../../../components/buttons';
 import { Empty, ErrorNote, QueryView, StatusLine } from '../../../components/states';
@@ -43,12 +44,12 @@ export function RulesPanel() {
   const [editing, setEditing] = useState<AlertRule | null>(null);
   const [status, setStatus] = useState('');
 
-  const add = async (body: Record<string, unknown>) => {
+  const add = async (body: AlertRuleRequest) => {
     const out = await create.run(body);
     if (out) setStatus(`Rule ${out.rule.name} added.`);
     return Boolean(out);
   };
-  const save = async (body: Record<string, unknown>) => {
+  const save = async (body: AlertRuleRequest) => {
     if (!editing) return false;
     const out = await update.run({ id: editing.id, body });
     if (!out) return false;

@@ -1,18 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { type DashboardData, type RegisterRequest, registerRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { meKey } from './get-me';
 
-/** The console's limits: name 1–100, email up to 254, password 8–256 (never truncated). */
-export const registerInput = z.object({
-  name: text({ min: 1, max: 100 }),
-  email: text({ min: 1, max: 254 }).regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'Enter an email address.'),
-  password: z.string().min(8, 'At least 8 characters.').max(256, 'At most 256 characters.'),
-});
-
-export type RegisterInput = { name: string; email: string; password: string };
+export type RegisterInput = RegisterRequest;
 
 export const register = (input: RegisterInput) =>
   request<DashboardData<'account'>>('POST', '/api/auth/register', { body: input });
@@ -23,4 +15,7 @@ export const useRegister = (onDone: () => void) =>
     onDone();
   });
 
-export const checkRegister = (values: RegisterInput) => parse(registerInput, values);
+/** The address as typed, without the spaces around it. */
+export const registerBody = (values: RegisterInput): RegisterInput => ({ ...values, email: values.email.trim() });
+
+export const checkRegister = (values: RegisterInput) => checkRequest(registerRequest, registerBody(values));

@@ -1,16 +1,10 @@
-import type { DashboardData, TwoFactorChallenge } from '@palisade/protocol';
-import { z } from 'zod';
+import { type DashboardData, type LoginRequest, loginRequest, type TwoFactorChallenge } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { setQueryData, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { meKey } from './get-me';
 
-export const signInInput = z.object({
-  email: text({ min: 1, max: 254 }),
-  password: text({ min: 1, max: 1024 }),
-});
-
-export type SignInInput = { email: string; password: string };
+export type SignInInput = LoginRequest;
 
 export const signIn = (input: SignInInput) =>
   request<DashboardData<'login'>>('POST', '/api/auth/login', { body: input });
@@ -26,4 +20,4 @@ export const useSignIn = (onDone: () => void, onChallenge: (challenge: TwoFactor
     onDone();
   });
 
-export const checkSignIn = (values: SignInInput) => parse(signInInput, values);
+export const checkSignIn = (values: SignInInput) => checkRequest(loginRequest, values);

@@ -85,7 +85,7 @@ function CodeStep({
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const checked = checkSignInCode({ code });
+    const checked = checkSignInCode({ challenge: challenge.challenge, code });
     if (!checked.ok) return setError(checked.errors.code);
     setError(undefined);
     void mutation.run({ challenge: challenge.challenge, code: checked.value.code });

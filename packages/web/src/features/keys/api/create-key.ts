@@ -1,13 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { createKeyRequest, type DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { keysKey } from './get-keys';
 
-export const createKeyInput = z.object({ name: text({ min: 1, max: 100 }) });
-
-export const checkCreateKey = (values: { name: string }) => parse(createKeyInput, values);
+export const checkCreateKey = (values: { name: string }) => checkRequest(createKeyRequest, values);
 
 /** The answer carries the raw `svck_…` value once, in `key`. */
 export const createKey = (name: string) =>

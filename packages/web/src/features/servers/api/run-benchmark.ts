@@ -1,13 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { benchmarkRequest, type DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { benchmarksKey } from './get-benchmarks';
 
-export const runBenchmarkInput = z.object({ label: text({ min: 1, max: 100 }) });
-
-export const checkRunBenchmark = (values: { label: string }) => parse(runBenchmarkInput, values);
+export const checkRunBenchmark = (values: { label: string }) => checkRequest(benchmarkRequest, values);
 
 export const runBenchmark = (input: { id: number; label: string }) =>
   request<DashboardData<'run'>>('POST', `/api/servers/${input.id}/benchmarks`, { body: { label: input.label } });

@@ -1,12 +1,8 @@
-import type { ConnectionCheck, DashboardData } from '@palisade/protocol';
+import type { ConnectionCheck, DashboardData, TestServerRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { useMutation } from '../../../lib/query';
 
-export type TestConnectionInput =
-  | { api_url: string; api_key: string; tls_fingerprint?: string }
-  | { server_id: number };
-
-export const testConnection = (input: TestConnectionInput) =>
+export const testConnection = (input: TestServerRequest) =>
   request<DashboardData<'connection'>>('POST', '/api/servers/test', { body: input });
 
 export const useTestConnection = () => useMutation(testConnection);

@@ -4,7 +4,14 @@ import { Button } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
-import { type AddServerValues, checkAddServer, isHttpsAddress, pinOf, useAddServer } from '../api/add-server';
+import {
+  type AddServerValues,
+  checkAddServer,
+  checkConnection,
+  connectionBody,
+  isHttpsAddress,
+  useAddServer,
+} from '../api/add-server';
 import { explainCheck, useTestConnection } from '../api/test-connection';
 
 export interface ProductChoice {
@@ -43,22 +50,16 @@ export function AddServerForm({
     setValues({ ...values, [key]: e.target.value });
 
   const runTest = async () => {
-    const checked = checkAddServer(values);
-    const problems = checked.ok ? {} : checked.errors;
-    const connectionErrors = {
-      api_url: problems.api_url,
-      api_key: problems.api_key,
-      tls_fingerprint: https ? problems.tls_fingerprint : undefined,
-    };
-    setErrors(connectionErrors);
-    if (connectionErrors.api_url || connectionErrors.api_key || connectionErrors.tls_fingerprint) return;
+    const checked = checkConnection(values);
+    setErrors(checked.ok ? {} : checked.errors);
+    if (!checked.ok) return;
     setTestedFor(signature);
-    await test.run({ api_url: values.api_url.trim(), api_key: values.api_key.trim(), ...pinOf(values) });
+    await test.run(connectionBody(values));
   };
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const checked = checkAddServer(https ? values : { ...values, tls_fingerprint: '' });
+    const checked = checkAddServer(values);
     if (!checked.ok) return setErrors(checked.errors);
     setErrors({});
     if (!result?.ok) {

@@ -4,7 +4,7 @@ import { Button } from '../../../components/buttons';
 import { TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
-import { checkNameAndTags, tagList, useUpdateServer } from '../api/update-server';
+import { checkNameAndTags, useUpdateServer } from '../api/update-server';
 
 /** Renaming a server and setting its tags (docs/fleet.md, "Tags"): nothing is sent to the agent. */
 export function NameAndTags({ server }: { server: DashboardServer }) {
@@ -36,7 +36,7 @@ export function NameAndTags({ server }: { server: DashboardServer }) {
     const checked = checkNameAndTags({ name, tags });
     if (!checked.ok) return setErrors(checked.errors);
     setErrors({});
-    await update.run({ id: server.id, name: checked.value.name, tags: tagList(checked.value.tags) });
+    await update.run({ id: server.id, name: checked.value.name, tags: checked.value.tags });
   };
 
   return (

@@ -1,26 +1,27 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { type DashboardData, type OpenTicketRequest, openTicketRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, pattern, text } from '../../../lib/schema';
+import { checkRequest, numberOf } from '../../../lib/schema';
 import { ticketsKey } from './scope';
 
-export const createTicketInput = z.object({
-  product_id: pattern(/^\d+$/, 'Choose a product.'),
-  subject: text({ min: 1, max: 200 }),
-  message: text({ min: 1, max: 10_000 }),
+export interface CreateTicketValues {
+  product_id: string;
+  subject: string;
+  message: string;
+}
+
+/** The form's values as the console takes them: the product's id as a number. */
+export const createTicketBody = (values: CreateTicketValues): OpenTicketRequest => ({
+  product_id: numberOf(values.product_id) as number,
+  subject: values.subject,
+  message: values.message,
 });
 
-export type CreateTicketValues = z.input<typeof createTicketInput>;
+export const checkCreateTicket = (values: CreateTicketValues) =>
+  checkRequest(openTicketRequest, createTicketBody(values));
 
-export const checkCreateTicket = (values: CreateTicketValues) => parse(createTicketInput, values);
-
-export const createTicket = async (values: CreateTicketValues) =>
-  (
-    await request<DashboardData<'ticket'>>('POST', '/api/tickets', {
-      body: { product_id: Number(values.product_id), subject: values.subject, message: values.message },
-    })
-  ).ticket;
+export const createTicket = async (body: OpenTicketRequest) =>
+  (await request<DashboardData<'ticket'>>('POST', '/api/tickets', { body })).ticket;
 
 export const useCreateTicket = (onDone: (ticket: { id: number }) => void) =>
   useMutation(createTicket, (ticket) => {

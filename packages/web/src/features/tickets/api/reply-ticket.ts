@@ -1,13 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { type DashboardData, ticketReplyRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { allTicketsKey, type TicketScope, ticketsBase } from './scope';
 
-export const replyInput = z.object({ message: text({ min: 1, max: 10_000 }) });
-
-export const checkReply = (values: { message: string }) => parse(replyInput, values);
+export const checkReply = (values: { message: string }) => checkRequest(ticketReplyRequest, values);
 
 export const replyTicket = (input: { scope: TicketScope; id: number; message: string }) =>
   request<DashboardData<'ticket'>>('POST', `${ticketsBase(input.scope)}/${input.id}/messages`, {

@@ -1,13 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { createTokenRequest, type DashboardData } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { tokensKey } from './get-tokens';
 
-export const createTokenInput = z.object({ name: text({ min: 1, max: 100 }) });
-
-export const checkCreateToken = (values: { name: string }) => parse(createTokenInput, values);
+export const checkCreateToken = (values: { name: string }) => checkRequest(createTokenRequest, values);
 
 /** The answer carries the raw `svc_…` value once, in `token`. */
 export const createToken = (name: string) =>

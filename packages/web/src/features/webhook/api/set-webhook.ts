@@ -1,15 +1,10 @@
-import type { DashboardData } from '@palisade/protocol';
-import { z } from 'zod';
+import { type DashboardData, webhookRequest } from '@palisade/protocol';
 import { request } from '../../../lib/api';
 import { invalidate, useMutation } from '../../../lib/query';
-import { parse, text } from '../../../lib/schema';
+import { checkRequest } from '../../../lib/schema';
 import { webhookKey } from './get-webhook';
 
-export const setWebhookInput = z.object({
-  url: text({ min: 1, max: 2048 }).regex(/^https?:\/\/\S+$/i, 'Enter an http(s) URL.'),
-});
-
-export const checkSetWebhook = (values: { url: string }) => parse(setWebhookInput, values);
+export const checkSetWebhook = (values: { url: string }) => checkRequest(webhookRequest, values);
 
 /** The answer carries the signing secret for verifying deliveries. */
 export const setWebhook = (url: string) =>
