@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The agent's footprint next to Prometheus node_exporter, measured in the same run on this host:
-// resident memory, idle CPU over a quiet window, and the median latency of a metrics request.
-// Bars (docs/performance.md): RSS ≤ 60 MB, idle CPU ≤ 0.5% of a core, /metrics median ≤ 2 ms.
+// resident memory, idle CPU over a quiet window, and the median latency of a metrics request, for
+// each shipped form side by side: `node …/dist/src/cli.js`, the one-file `.mjs` and the single
+// executable (the last two from `npm run package`; columns of forms not built show n/a).
+// Bars (docs/performance.md): RSS ≤ 45 MB, idle CPU ≤ 0.5% of a core, /metrics median ≤ 2 ms.
 // Usage: node bench/agent-footprint.mjs [--idle-s 45] [--requests 300]
 // Needs the built agent (npm run build); node_exporter comes from Debian's prometheus-node-exporter.
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,6 +21,12 @@ const IDLE_S = Math.min(60, arg('idle-s', 45));
 const REQUESTS = Math.min(5000, arg('requests', 300));
 const root = new URL('..', import.meta.url).pathname;
 const AGENT_CLI = join(root, 'packages/agent/dist/src/cli.js');
+const VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+const FORMS = [
+  { name: 'cli.js', cmd: process.execPath, args: [AGENT_CLI] },
+  { name: '.mjs', cmd: process.execPath, args: [join(root, `dist/packages/palisade-agent-${VERSION}.mjs`)] },
+  { name: 'executable', cmd: join(root, `dist/packages/palisade-agent-${VERSION}-linux-x64`), args: [] },
+].filter((f) => existsSync(f.args[0] ?? f.cmd));
 const EXPORTER = ['/usr/bin/prometheus-node-exporter', '/usr/bin/node_exporter', '/usr/local/bin/node_exporter'].find(
   existsSync,
 );
@@ -89,28 +97,33 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
-function rssMb(pid) {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A /proc/<pid>/status memory line in MB: VmRSS, or RssAnon (what the process itself allocated). */
+function statusMb(pid, field = 'VmRSS') {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
-// The agent: loopback, default 2 s interval, a fresh key.
-const conf = join(dir, 'agent.conf');
-writeFileSync(conf, 'metrics.listen = 127.0.0.1:0\n');
-const keyRun = spawnSync(process.execPath, [AGENT_CLI, 'key', '--state-dir', join(dir, 'state'), '--config', conf], {
-  encoding: 'utf8',
-});
-const key = /agk_[0-9A-Za-z]+/.exec(keyRun.stdout)?.[0];
-if (!key) {
-  console.error(`agent-footprint: palisade-agent key failed: ${keyRun.stdout}${keyRun.stderr}`);
-  process.exit(1);
+// Each form of the agent: loopback, default 2 s interval, its own state directory and a fresh key.
+async function startAgent(form, i) {
+  const conf = join(dir, `agent-${i}.conf`);
+  const state = join(dir, `state-${i}`);
+  writeFileSync(conf, 'metrics.listen = 127.0.0.1:0\n');
+  const keyRun = spawnSync(form.cmd, [...form.args, 'key', '--state-dir', state, '--config', conf], {
+    encoding: 'utf8',
+  });
+  const key = /agk_[0-9A-Za-z]+/.exec(keyRun.stdout)?.[0];
+  if (!key) throw new Error(`palisade-agent key (${form.name}) failed: ${keyRun.stdout}${keyRun.stderr}`);
+  const started = await start(
+    form.cmd,
+    [...form.args, 'run', '--config', conf, '--state-dir', state],
+    async (out) => /listening on (http:\/\/\S+)/.exec(out)?.[1],
+  );
+  return { ...form, ...started, auth: { authorization: `Bearer ${key}` } };
 }
-const agent = await start(
-  process.execPath,
-  [AGENT_CLI, 'run', '--config', conf, '--state-dir', join(dir, 'state')],
-  async (out) => /listening on (http:\/\/\S+)/.exec(out)?.[1],
-);
-const auth = { authorization: `Bearer ${key}` };
+const agents = [];
+for (const [i, form] of FORMS.entries()) agents.push(await startAgent(form, i));
+const missing = ['cli.js', '.mjs', 'executable'].filter((n) => !agents.some((a) => a.name === n));
+if (missing.length > 0) console.log(`not built: ${missing.join(', ')} (npm run package); their columns show n/a`);
 
 let exporter = null;
 if (EXPORTER) {
@@ -123,86 +136,96 @@ if (EXPORTER) {
   console.log('node_exporter not found (apt-get install prometheus-node-exporter); its column shows n/a');
 }
 
-// Settle (start-up compilation and GC), then a quiet window with no requests for the idle CPU of both at once.
+// Settle (start-up compilation and GC), then one quiet window with no requests for the idle CPU of all at once.
 await new Promise((r) => setTimeout(r, 5000));
-const pids = { agent: agent.child.pid, exporter: exporter?.child.pid };
-const before = { agent: cpuSeconds(pids.agent), exporter: pids.exporter ? cpuSeconds(pids.exporter) : 0 };
+const measured = [...agents, ...(exporter ? [{ name: 'node_exp.', ...exporter }] : [])];
+const before = measured.map((m) => cpuSeconds(m.child.pid));
 const t0 = process.hrtime.bigint();
 console.log(`measuring idle CPU over ${IDLE_S} s…`);
 await new Promise((r) => setTimeout(r, IDLE_S * 1000));
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-const idlePct = (name) => (pids[name] ? (100 * (cpuSeconds(pids[name]) - before[name])) / seconds : Number.NaN);
-const results = {
-  agent: { rssIdle: rssMb(pids.agent), cpu: idlePct('agent') },
-  exporter: { rssIdle: pids.exporter ? rssMb(pids.exporter) : Number.NaN, cpu: idlePct('exporter') },
-};
+for (const [i, m] of measured.entries()) {
+  m.cpu = (100 * (cpuSeconds(m.child.pid) - before[i])) / seconds;
+  m.rssIdle = statusMb(m.child.pid);
+  m.anonIdle = statusMb(m.child.pid, 'RssAnon');
+}
 
 // Sequential requests on one keep-alive connection, the way a scraper or the console polls.
 const sequential = (url, headers = {}) => load({ url, total: REQUESTS, concurrency: 1, headersFor: () => headers });
-await sequential(`${agent.url}/metrics`, auth); // warm-up
-const agentJson = await sequential(`${agent.url}/metrics`, auth);
-const agentProm = await sequential(`${agent.url}/metrics/prometheus`, auth);
-let exporterScrape = null;
-if (exporter) {
-  await load({ url: `${exporter.url}/metrics`, total: 20, concurrency: 1 });
-  exporterScrape = await sequential(`${exporter.url}/metrics`);
+for (const a of agents) {
+  await sequential(`${a.url}/metrics`, a.auth); // warm-up
+  a.json = await sequential(`${a.url}/metrics`, a.auth);
+  a.prom = await sequential(`${a.url}/metrics/prometheus`, a.auth);
+  a.rssAfter = statusMb(a.child.pid);
 }
-results.agent.rssAfter = rssMb(pids.agent);
-results.exporter.rssAfter = pids.exporter ? rssMb(pids.exporter) : Number.NaN;
-for (const r of [agentJson, agentProm, exporterScrape]) {
-  if (r && Object.keys(r.statuses).some((s) => s !== '200')) {
+if (exporter) {
+  const e = measured.at(-1);
+  await load({ url: `${exporter.url}/metrics`, total: 20, concurrency: 1 });
+  e.json = await sequential(`${exporter.url}/metrics`);
+  e.prom = e.json;
+  e.rssAfter = statusMb(e.child.pid);
+}
+for (const r of measured.flatMap((m) => [m.json, m.prom])) {
+  if (Object.keys(r.statuses).some((s) => s !== '200')) {
     console.error(`agent-footprint: unexpected statuses ${JSON.stringify(r.statuses)}`);
     process.exit(1);
   }
 }
 
-const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${fmt(a / b, 2)}×` : 'n/a');
-const verdict = (ok) => (ok ? 'ok' : 'OVER');
-const row = (label, a, b, unit, bar) =>
+const columns = ['cli.js', '.mjs', 'executable', 'node_exp.'];
+const cell = (name, pick, unit) => {
+  const m = measured.find((x) => x.name === name);
+  const v = m ? pick(m) : Number.NaN;
+  return (Number.isFinite(v) ? `${fmt(v, 2)} ${unit}` : 'n/a').padStart(12);
+};
+const forms = (pick) => agents.map(pick);
+const verdict = (values, ok) => (values.length === 0 ? '' : values.every(ok) ? 'ok' : 'OVER');
+const row = (label, pick, unit, bar, ok) =>
   console.log(
-    `${label.padEnd(34)} ${`${fmt(a, 2)} ${unit}`.padStart(12)} ${`${fmt(b, 2)} ${unit}`.padStart(12)} ${ratio(a, b).padStart(8)}   ${bar}`,
+    `${label.padEnd(34)} ${columns.map((c) => cell(c, pick, unit)).join(' ')}   ${bar}${ok ? ` ${verdict(forms(pick), ok)}` : ''}`,
   );
 console.log('');
-console.log(`${''.padEnd(34)} ${'agent'.padStart(12)} ${'node_exp.'.padStart(12)} ${'ratio'.padStart(8)}   bar`);
+console.log(`${''.padEnd(34)} ${columns.map((c) => c.padStart(12)).join(' ')}   bar`);
 row(
   'resident memory, idle',
-  results.agent.rssIdle,
-  results.exporter.rssIdle,
+  (m) => m.rssIdle,
   'MB',
-  `≤ 60 MB ${verdict(results.agent.rssIdle <= 60)}`,
+  '≤ 45 MB',
+  (v) => v <= 45,
 );
+row('  of it anonymous (not the binary)', (m) => m.anonIdle, 'MB', '');
 row(
   'resident memory, after requests',
-  results.agent.rssAfter,
-  results.exporter.rssAfter,
+  (m) => m.rssAfter,
   'MB',
-  `≤ 60 MB ${verdict(results.agent.rssAfter <= 60)}`,
+  '≤ 45 MB',
+  (v) => v <= 45,
 );
 row(
   `idle CPU (% of a core, ${IDLE_S} s)`,
-  results.agent.cpu,
-  results.exporter.cpu,
+  (m) => m.cpu,
   '%',
-  `≤ 0.5% ${verdict(results.agent.cpu <= 0.5)}`,
+  '≤ 0.5%',
+  (v) => v <= 0.5,
 );
 row(
   '/metrics JSON median',
-  agentJson.p50,
-  exporterScrape?.p50 ?? Number.NaN,
+  (m) => m.json.p50,
   'ms',
-  `≤ 2 ms ${verdict(agentJson.p50 <= 2)}`,
+  '≤ 2 ms',
+  (v) => v <= 2,
 );
 row(
   '/metrics/prometheus median',
-  agentProm.p50,
-  exporterScrape?.p50 ?? Number.NaN,
+  (m) => m.prom.p50,
   'ms',
-  `≤ 2 ms ${verdict(agentProm.p50 <= 2)}`,
+  '≤ 2 ms',
+  (v) => v <= 2,
 );
-row('/metrics JSON p99', agentJson.p99, exporterScrape?.p99 ?? Number.NaN, 'ms', '');
+row('/metrics JSON p99', (m) => m.json.p99, 'ms', '');
 console.log('');
 console.log(
-  `(${REQUESTS} sequential keep-alive requests each; node_exporter ${EXPORTER ? 'measures on every scrape' : 'absent'}, the agent answers from memory; node ${process.version})`,
+  `(${REQUESTS} sequential keep-alive requests each; node_exporter ${EXPORTER ? 'measures on every scrape, its rows are its /metrics' : 'absent'}, the agent answers from memory; node ${process.version})`,
 );
 clearTimeout(guard);
 // Stop the programs and wait for them: the agent writes its state as it stops, so removing the

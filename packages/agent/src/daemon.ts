@@ -12,7 +12,7 @@ import { metricsSnapshot } from './api/snapshot.js';
 import { benchmarkJobHandler } from './bench/job.js';
 import { createBanOutbox } from './checkin/ban-outbox.js';
 import { checkinBody } from './checkin/body.js';
-import { createCheckin } from './checkin/checkin.js';
+import { type Checkin, createCheckin } from './checkin/checkin.js';
 import { type AgentConfig, loadConfigFile } from './config/config.js';
 import { configAccess } from './config/protection-file.js';
 import type { AgentDeps } from './deps.js';
@@ -23,10 +23,10 @@ import { readFacts } from './measure/facts.js';
 import { Sampler } from './measure/sampler.js';
 import { ProtectionEngine } from './protection/engine.js';
 import { monitorOnlyProtection, type ProtectionProvider } from './protection/provider.js';
-import { createRuntime } from './runtime.js';
+import { type AgentRuntime, createRuntime } from './runtime.js';
 import { KeyCheck } from './state/agent-key.js';
 import { consoleAddresses, readEnrolment, saveEnrolment, validateEnrolment } from './state/enrolment.js';
-import { ensureStateDir, statePaths, writeFileAtomic } from './state/state-dir.js';
+import { ensureStateDir, type StatePaths, statePaths, writeFileAtomic } from './state/state-dir.js';
 import { ensureTlsCertificate } from './state/tls-certificate.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -64,46 +64,20 @@ function warnIfSecretReadable(file: string, config: AgentConfig, log: Log) {
   } catch {}
 }
 
+/** What every part of the daemon is handed: the options, the config read at start and the state files. */
+interface Startup {
+  o: DaemonOptions;
+  config: AgentConfig;
+  paths: StatePaths;
+  runtime: AgentRuntime;
+}
+
 /** Starts every part of the agent; throws with a plain message when it cannot. */
 export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   const { deps, log, print } = o;
-  const config: AgentConfig = loadConfigFile(o.configFile, o.configExplicit);
-  warnIfSecretReadable(o.configFile, config, log);
-  ensureStateDir(o.stateDir);
-  const paths = statePaths(o.stateDir);
-
-  const other = await controlRequest<{ pid: number }>(paths.socket, 'GET', '/status', 1000).catch(() => null);
-  if (other) throw new Error(`another palisade-agent (pid ${other.pid}) is running with state dir ${o.stateDir}`);
-
-  const keys = new KeyCheck(paths.key);
-  if (!keys.current()) {
-    // No key is made here: a key printed by the daemon ends up in its log (issue 26, item 12).
-    print(
-      `No agent key yet, so the API lets nobody in. Make one with: palisade-agent key --state-dir ${o.stateDir} (it shows the key once; this daemon accepts it at once)`,
-    );
-  }
-
-  let protection = o.protection ?? monitorOnlyProtection();
-  const runtime = createRuntime({
-    deps,
-    log,
-    configFile: o.configFile,
-    configExplicit: o.configExplicit,
-    stateDir: o.stateDir,
-    enrolmentFile: paths.enrolment,
-    config,
-    facts: await readFacts(deps, config.host.publicIp),
-  });
-  const sampler = new Sampler(deps, {
-    intervalMs: config.metrics.intervalMs,
-    history: config.metrics.history,
-    collectorTimeoutMs: config.metrics.collectorTimeoutMs,
-  });
-  const first = await sampler.start();
-  const unavailable = Object.entries(first.errors);
-  if (unavailable.length > 0) {
-    log('warn', `some measurements are unavailable: ${unavailable.map(([k, v]) => `${k} (${v})`).join('; ')}`);
-  }
+  const { startup, keys } = await prepare(o);
+  const { config, paths, runtime } = startup;
+  const { sampler, first } = await startSampler(startup);
 
   const alerter = createAlerter({
     deps,
@@ -117,35 +91,150 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
   const bans = createBanOutbox();
   // The engine is built before the check-in; its ban hook asks for an early check-in once there is one.
   let checkInSoon = () => {};
-  // The protection engine (unless a test plugs in its own provider); it alerts through the alerter.
-  const engine = o.protection
-    ? null
-    : await ProtectionEngine.start({
-        deps,
-        log,
-        stateDir: o.stateDir,
-        settings: config.protection,
-        alert: (event) => alerter.enqueue(event),
-        onBan: (ban) => {
-          bans.push(ban);
-          checkInSoon();
-        },
-        consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
-        consoleIps: () => {
-          try {
-            return readEnrolment(paths.enrolment)?.console_ips ?? [];
-          } catch {
-            return [];
-          }
-        },
-      }).catch((err: Error) => {
-        alerter.stop();
-        sampler.stop();
-        throw err;
-      });
-  if (engine) protection = engine;
+  const engine = await startProtection(startup, alerter, (ban) => {
+    bans.push(ban);
+    checkInSoon();
+  }).catch((err: Error) => {
+    alerter.stop();
+    sampler.stop();
+    throw err;
+  });
+  const checkin = startCheckin(startup, bans);
+  checkInSoon = () => checkin.soon();
+  const routes = apiRoutes(startup, keys, engine);
+  const onApiError = (err: Error) => log('error', `request failed: ${err.stack ?? err.message}`);
+  // Requests down the outbound link go through the same entry point as the listener's (docs/agent.md).
+  const link = createConsoleLink({
+    handle: (call) => handleApiCall(call, routes, onApiError),
+    keySha256: () => keys.current()?.sha256 ?? null,
+    intervalS: () => checkin.status().interval_s,
+    clock: deps.clock,
+    log,
+  });
+  runtime.attach({
+    sampler,
+    first,
+    alerter,
+    checkin,
+    link,
+    protection: engine ?? o.protection ?? monitorOnlyProtection(),
+    ...(engine
+      ? {
+          configureProtection: (settings) => engine.configure(settings),
+          enrolmentChanged: () => engine.enrolmentChanged(),
+        }
+      : {}),
+  });
 
-  const checkin = createCheckin({
+  const tls = config.metrics.tls ? ensureTlsCertificate(paths, runtime.facts().hostname) : null;
+  const server = createApiServer(routes, tls, onApiError);
+  await listenApi(server, config.metrics.listen).catch(async (err: Error) => {
+    // Started but unable to listen: take the firewall table down again before failing.
+    await engine?.stop();
+    throw err;
+  });
+  server.on('error', (err) => log('error', `metrics listener: ${err.message}`));
+  const url = listenUrl(tls !== null, server.address() as AddressInfo);
+  runtime.listening(url, tls?.fingerprint ?? null);
+  const control = await openControlSocket(startup, alerter);
+  writePidAndEnrolment(startup);
+
+  // Printed last: when this line appears, the API, the pid file and the control socket are all ready.
+  if (tls) print(`TLS certificate SHA-256 fingerprint: ${tls.fingerprint}`);
+  print(`palisade-agent listening on ${url}`);
+
+  return {
+    url,
+    alerter,
+    reload: runtime.reload,
+    async close() {
+      sampler.stop();
+      alerter.stop();
+      checkin.stop();
+      link.stop();
+      await engine?.stop();
+      await closeServer(server);
+      if (control) await closeServer(control);
+      rmSync(paths.pid, { force: true });
+      rmSync(paths.socket, { force: true });
+    },
+  };
+}
+
+/** Reads the config, makes sure no other daemon holds the state directory, and builds the runtime. */
+async function prepare(o: DaemonOptions): Promise<{ startup: Startup; keys: KeyCheck }> {
+  const config: AgentConfig = loadConfigFile(o.configFile, o.configExplicit);
+  warnIfSecretReadable(o.configFile, config, o.log);
+  ensureStateDir(o.stateDir);
+  const paths = statePaths(o.stateDir);
+
+  const other = await controlRequest<{ pid: number }>(paths.socket, 'GET', '/status', 1000).catch(() => null);
+  if (other) throw new Error(`another palisade-agent (pid ${other.pid}) is running with state dir ${o.stateDir}`);
+
+  const keys = new KeyCheck(paths.key);
+  if (!keys.current()) {
+    // No key is made here: a key printed by the daemon ends up in its log (issue 26, item 12).
+    o.print(
+      `No agent key yet, so the API lets nobody in. Make one with: palisade-agent key --state-dir ${o.stateDir} (it shows the key once; this daemon accepts it at once)`,
+    );
+  }
+  const runtime = createRuntime({
+    deps: o.deps,
+    log: o.log,
+    configFile: o.configFile,
+    configExplicit: o.configExplicit,
+    stateDir: o.stateDir,
+    enrolmentFile: paths.enrolment,
+    config,
+    facts: await readFacts(o.deps, config.host.publicIp),
+  });
+  return { startup: { o, config, paths, runtime }, keys };
+}
+
+/** The sampler and its first sample; what the host does not offer is named once in the log. */
+async function startSampler({ o, config }: Startup) {
+  const sampler = new Sampler(o.deps, {
+    intervalMs: config.metrics.intervalMs,
+    history: config.metrics.history,
+    collectorTimeoutMs: config.metrics.collectorTimeoutMs,
+  });
+  const first = await sampler.start();
+  const unavailable = Object.entries(first.errors);
+  if (unavailable.length > 0) {
+    o.log('warn', `some measurements are unavailable: ${unavailable.map(([k, v]) => `${k} (${v})`).join('; ')}`);
+  }
+  return { sampler, first };
+}
+
+/** The protection engine, alerting through the alerter; null when a test plugs in its own provider. */
+function startProtection(
+  { o, config, paths }: Startup,
+  alerter: Alerter,
+  onBan: (ban: CheckinBan) => void,
+): Promise<ProtectionEngine | null> {
+  if (o.protection) return Promise.resolve(null);
+  return ProtectionEngine.start({
+    deps: o.deps,
+    log: o.log,
+    stateDir: o.stateDir,
+    settings: config.protection,
+    alert: (event) => alerter.enqueue(event),
+    onBan,
+    consoleUrl: () => readEnrolment(paths.enrolment)?.console_url ?? null,
+    consoleIps: () => {
+      try {
+        return readEnrolment(paths.enrolment)?.console_ips ?? [];
+      } catch {
+        return [];
+      }
+    },
+  });
+}
+
+/** Check-ins carrying the snapshot and the bans waiting in the outbox; benchmark runs arrive as their jobs. */
+function startCheckin({ o, config, runtime }: Startup, bans: ReturnType<typeof createBanOutbox>): Checkin {
+  const { deps, log } = o;
+  const checkin: Checkin = createCheckin({
     clock: deps.clock,
     settings: config.checkin,
     post: postJson,
@@ -172,32 +261,12 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     ),
     log,
   });
-  checkInSoon = () => checkin.soon();
-  const onApiError = (err: Error) => log('error', `request failed: ${err.stack ?? err.message}`);
-  // Requests down the outbound link go through the same entry point as the listener's (docs/agent.md).
-  const link = createConsoleLink({
-    handle: (call) => handleApiCall(call, routes, onApiError),
-    keySha256: () => keys.current()?.sha256 ?? null,
-    intervalS: () => checkin.status().interval_s,
-    clock: deps.clock,
-    log,
-  });
-  runtime.attach({
-    sampler,
-    first,
-    alerter,
-    checkin,
-    link,
-    protection,
-    ...(engine
-      ? {
-          configureProtection: (settings) => engine.configure(settings),
-          enrolmentChanged: () => engine.enrolmentChanged(),
-        }
-      : {}),
-  });
+  return checkin;
+}
 
-  const routes: ApiRoutes = {
+/** What the HTTP API (and the outbound link) answers, all read from the runtime when asked. */
+function apiRoutes({ o, paths, runtime }: Startup, keys: KeyCheck, engine: ProtectionEngine | null): ApiRoutes {
+  return {
     keys,
     whitelist: () => runtime.config().metrics.whitelist,
     health: runtime.health,
@@ -213,21 +282,21 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       const input = validateEnrolment(body);
       // The console's addresses are kept with the enrolment: never blocked from this moment on.
       const consoleIps = await consoleAddresses(input.console_url);
-      saveEnrolment(paths.enrolment, { ...input, enrolled_at: deps.clock(), console_ips: consoleIps });
-      log(
+      saveEnrolment(paths.enrolment, { ...input, enrolled_at: o.deps.clock(), console_ips: consoleIps });
+      o.log(
         'info',
         `enrolled with the console at ${input.console_url}; checking in every ${runtime.config().checkin.intervalS} s`,
       );
       runtime.loadEnrolment();
     },
   };
+}
 
-  const tls = config.metrics.tls ? ensureTlsCertificate(paths, runtime.facts().hostname) : null;
-  const server = createApiServer(routes, tls, onApiError);
-  const listenConfig = config.metrics.listen;
-  await new Promise<void>((resolve, reject) => {
+/** Listens on `metrics.listen`; the usual failures become a plain message naming the setting. */
+function listenApi(server: http.Server, listen: AgentConfig['metrics']['listen']): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      const where = `${listenConfig.host}:${listenConfig.port}`;
+      const where = `${listen.host}:${listen.port}`;
       if (err.code === 'EADDRINUSE')
         reject(new Error(`cannot listen on ${where} (metrics.listen): the address is already in use`));
       else if (err.code === 'EACCES')
@@ -236,19 +305,14 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
         reject(new Error(`cannot listen on ${where} (metrics.listen): no such local address`));
       else reject(err);
     });
-    server.listen(listenConfig.port, listenConfig.host, () => resolve());
-  }).catch(async (err: Error) => {
-    // Started but unable to listen: take the firewall table down again before failing.
-    await engine?.stop();
-    throw err;
+    server.listen(listen.port, listen.host, () => resolve());
   });
-  server.on('error', (err) => log('error', `metrics listener: ${err.message}`));
-  const url = listenUrl(tls !== null, server.address() as AddressInfo);
-  runtime.listening(url, tls?.fingerprint ?? null);
+}
 
-  let control: http.Server | null = null;
+/** The control socket `info`, `alert-test` and `register` talk to; null (with a warning) when it cannot be made. */
+async function openControlSocket({ o, paths, runtime }: Startup, alerter: Alerter): Promise<http.Server | null> {
   try {
-    control = await listenControlSocket(paths.socket, {
+    return await listenControlSocket(paths.socket, {
       status: runtime.status,
       alertTest: (count) => {
         if (!runtime.config().alerter.url) throw new Error('alerter.url is not set in the config file');
@@ -264,45 +328,29 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
       reloadEnrolment: () => ({ enrolled: runtime.loadEnrolment() !== null }),
     });
   } catch (err) {
-    log(
+    o.log(
       'warn',
       `no control socket at ${paths.socket} (${(err as Error).message}); info and alert-test will not see this daemon`,
     );
+    return null;
   }
+}
+
+/** The pid file (`reload` signals that pid) and the stored enrolment; neither failing stops the daemon. */
+function writePidAndEnrolment({ o, paths, runtime }: Startup) {
   try {
     writeFileAtomic(paths.pid, `${process.pid}\n`, 0o644);
   } catch (err) {
-    log('warn', `no pid file (${(err as Error).message}); reload needs the pid`);
+    o.log('warn', `no pid file (${(err as Error).message}); reload needs the pid`);
   }
-
   try {
     runtime.loadEnrolment();
   } catch (err) {
-    log('error', `enrolment not loaded: ${(err as Error).message}`);
+    o.log('error', `enrolment not loaded: ${(err as Error).message}`);
   }
+}
 
-  // Printed last: when this line appears, the API, the pid file and the control socket are all ready.
-  if (tls) print(`TLS certificate SHA-256 fingerprint: ${tls.fingerprint}`);
-  print(`palisade-agent listening on ${url}`);
-
-  return {
-    url,
-    alerter,
-    reload: runtime.reload,
-    async close() {
-      sampler.stop();
-      alerter.stop();
-      checkin.stop();
-      link.stop();
-      await engine?.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      if (control) {
-        control.closeAllConnections();
-        await new Promise<void>((resolve) => control!.close(() => resolve()));
-      }
-      rmSync(paths.pid, { force: true });
-      rmSync(paths.socket, { force: true });
-    },
-  };
+function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise<void>((resolve) => server.close(() => resolve()));
 }

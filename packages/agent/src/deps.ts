@@ -1,4 +1,4 @@
-import { readFile, statfs as statfsCb } from 'node:fs';
+import { close, open, read, statfs as statfsCb } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 
@@ -38,16 +38,49 @@ export interface AgentDeps {
   host: HostSource;
 }
 
+/** Buffers `readText` lends itself, so reading /proc every interval leaves no garbage behind. */
+const spareBuffers: Buffer[] = [];
+const SPARE_MAX = 8;
+
+/**
+ * A small file as UTF-8. /proc files report size 0, and readFile reads each of them into a fresh
+ * 64 KiB buffer: about 1 MB of garbage a sample that only a GC frees, which made the idle agent
+ * hold several MB more (docs/performance.md, "Agent memory"). This reads into a kept buffer,
+ * doubled while the file fills it. The callback forms: fs.promises costs several times more CPU.
+ */
+export function readText(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    open(file, 'r', (err, fd) => {
+      if (err) return reject(err);
+      let buf = spareBuffers.pop() ?? Buffer.allocUnsafe(16 * 1024);
+      let filled = 0;
+      const done = (error: Error | null) => {
+        const text = error ? '' : buf.toString('utf8', 0, filled);
+        if (spareBuffers.length < SPARE_MAX && buf.length <= 1024 * 1024) spareBuffers.push(buf);
+        close(fd, () => (error ? reject(error) : resolve(text)));
+      };
+      const next = () =>
+        read(fd, buf, filled, buf.length - filled, null, (error, n) => {
+          if (error || n === 0) return done(error);
+          filled += n;
+          if (filled === buf.length) {
+            const bigger = Buffer.allocUnsafe(buf.length * 2);
+            buf.copy(bigger);
+            buf = bigger;
+          }
+          next();
+        });
+      next();
+    });
+  });
+}
+
 /** The real host, with `/proc`, `/sys` and `/etc` read under `root` (normally `/`). */
 export function realHost(root = '/', platform: NodeJS.Platform = process.platform): HostSource {
   const under = (path: string) => (root === '/' ? path : join(root, path));
   return {
     platform,
-    // The callback forms: fs.promises.readFile costs several times more CPU per small /proc file.
-    read: (path) =>
-      new Promise((resolve, reject) => {
-        readFile(under(path), 'utf8', (err, text) => (err ? reject(err) : resolve(text)));
-      }),
+    read: (path) => readText(under(path)),
     statfs: (path) =>
       new Promise((resolve, reject) => {
         statfsCb(under(path), (err, s) => {

@@ -1,5 +1,4 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { crc32 } from 'node:zlib';
 
 /**
  * Credential formats. Like GitHub's `ghp_` tokens: a prefix, at least 30 random base62 characters,
@@ -42,7 +41,8 @@ function randomBase62(count: number): string {
 }
 
 function checksum(body: string): string {
-  return toBase62(crc32(body), CHECKSUM_CHARS);
+  // zlib is fetched here, not imported: the agent's one-file bundle would otherwise load it at start.
+  return toBase62(process.getBuiltinModule('node:zlib').crc32(body), CHECKSUM_CHARS);
 }
 
 /** A new credential of the given kind: 32 random base62 characters (about 190 bits) and a checksum. */

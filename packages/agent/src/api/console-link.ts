@@ -10,7 +10,7 @@ import {
   linkUrl,
   parseLinkFrame,
 } from '@palisade/protocol/link/standalone';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { jittered, nextDelayS } from '../checkin/checkin.js';
 import type { Log } from '../log.js';
 import { type ApiAnswer, type ApiCall, bufferedBody } from './server.js';
@@ -62,6 +62,8 @@ export function createConsoleLink(o: {
   let socket: WebSocket | null = null;
   let retry: NodeJS.Timeout | null = null;
   let generation = 0;
+  // ws is loaded with the first link, so an agent that never opens one does not carry it (docs/performance.md).
+  let WebSocketClass: typeof WebSocket | null = null;
 
   function close() {
     generation++;
@@ -101,14 +103,27 @@ export function createConsoleLink(o: {
             content_type: answer.type,
             body: body.toString('base64'),
           };
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(reply));
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(reply));
   }
 
   function connect(gen: number) {
     if (gen !== generation || !target) return;
     retry = null;
     status.state = 'connecting';
-    const ws = new WebSocket(linkUrl(target.console_url), {
+    if (!WebSocketClass) {
+      import('ws').then(
+        (m) => {
+          WebSocketClass = m.WebSocket;
+          connect(gen);
+        },
+        (err: Error) => {
+          status.last_error = `ws not loaded: ${err.message}`;
+          backOff(gen);
+        },
+      );
+      return;
+    }
+    const ws = new WebSocketClass(linkUrl(target.console_url), {
       headers: { authorization: `Bearer ${target.token}`, 'user-agent': 'palisade-agent' },
       maxPayload: LINK_MAX_FRAME_BYTES,
       perMessageDeflate: false,

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import https from 'node:https';
 import { isInside, type NetworkRange, parseClientAddress } from '../lib/ip-ranges.js';
 import type { KeyCheck } from '../state/agent-key.js';
 import { type ControlAnswer, type ControlRequest, parseControlBody } from './control-routes.js';
@@ -199,7 +198,10 @@ export function createApiServer(
       res.end(a.body);
     });
   };
-  const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, listener) : http.createServer(listener);
+  // node:https only with metrics.tls on: an agent serving plain HTTP never loads TLS.
+  const server = tls
+    ? process.getBuiltinModule('node:https').createServer({ key: tls.key, cert: tls.cert }, listener)
+    : http.createServer(listener);
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   return server;

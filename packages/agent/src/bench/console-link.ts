@@ -1,5 +1,4 @@
 import http from 'node:http';
-import https from 'node:https';
 import type { NetworkLink } from './network.js';
 
 /** A console answer other than 2xx to one of the run's reports. */
@@ -26,7 +25,7 @@ const MAX_ANSWER = 64 * 1024;
 /** `runUrl` is `<console_url><report_path>`; one kept-alive connection serves the whole run. */
 export function consoleRunLink(runUrl: string, token: string): RunLink {
   const base = new URL(runUrl);
-  const client = base.protocol === 'https:' ? https : http;
+  const client = base.protocol === 'https:' ? process.getBuiltinModule('node:https') : http;
   const agent = new client.Agent({ keepAlive: true, maxSockets: 1 });
 
   function call(

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { CpuRoundsRequest, CpuRoundsResult } from './cpu-work.js';
 import { benchBlock, mbPerS } from './cpu-work.js';
 import { type CpuWorkerData, cpuWorkerSource } from './cpu-worker.js';
@@ -46,7 +46,8 @@ export const workerCpuRunner: CpuRunner = async (req, threads, signal) => {
   const workers = Array.from(
     { length: threads },
     () =>
-      new Worker(cpuWorkerSource, {
+      // Loaded here, not at the top: in the one-file bundle a static import would load it in every daemon.
+      new (process.getBuiltinModule('node:worker_threads').Worker)(cpuWorkerSource, {
         eval: true,
         workerData,
         resourceLimits: { maxOldGenerationSizeMb: 32 },

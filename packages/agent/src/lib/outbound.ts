@@ -1,5 +1,4 @@
 import http from 'node:http';
-import https from 'node:https';
 
 export interface OutboundAnswer {
   status: number;
@@ -40,7 +39,8 @@ export const postJson: PostJson = (url, body, headers, timeoutMs) =>
     // the answer, the error and the deadline comes first decides.
     const signal = AbortSignal.timeout(timeoutMs);
     const timedOut = () => new OutboundError('timeout', `no answer within ${timeoutMs} ms`);
-    const client = target.protocol === 'https:' ? https : http;
+    // node:https (and TLS under it) is loaded by the first https call only (docs/performance.md).
+    const client = target.protocol === 'https:' ? process.getBuiltinModule('node:https') : http;
     const req = client.request(
       target,
       {

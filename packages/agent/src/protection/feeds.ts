@@ -1,6 +1,5 @@
 // Blocklist feeds: plain IP/CIDR lists with comments (FireHOL netsets, Spamhaus DROP).
 import http from 'node:http';
-import https from 'node:https';
 import { type Network, readNetwork, refuseEverything } from '../lib/net.js';
 
 /**
@@ -25,7 +24,7 @@ const MAX_FEED = 32 * 1024 * 1024;
 /** GETs a feed (following up to 3 redirects); rejects on a non-2xx answer, a timeout or an oversized body. */
 export function fetchText(url: string, timeoutMs: number, redirects = 3): Promise<string> {
   return new Promise((resolve, reject) => {
-    const client = url.startsWith('https:') ? https : http;
+    const client = url.startsWith('https:') ? process.getBuiltinModule('node:https') : http;
     const req = client.get(url, { timeout: timeoutMs, headers: { 'user-agent': 'palisade-agent' } }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location && redirects > 0) {

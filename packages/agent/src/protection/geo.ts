@@ -3,11 +3,8 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { getRawAsset, isSea } from 'node:sea';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createGunzip } from 'node:zlib';
 import { InputError, parseAddress, parseNetwork } from '../lib/net.js';
 import { type Element, elementOf } from './firewall.js';
 
@@ -52,7 +49,15 @@ export type GeoFileOpener = (file: string) => Readable;
  * npm package @ip-location-db/geo-whois-asn-country when run from dist/.
  */
 export const openGeoFile: GeoFileOpener = (file) => {
-  if (isSea()) return Readable.from([Buffer.from(getRawAsset(`${file}.gz`) as ArrayBuffer)]).pipe(createGunzip());
+  // zlib, node:sea and streams are loaded here, with geo on: in the one-file bundle static imports
+  // would load them in every agent (docs/performance.md).
+  const { createGunzip } = process.getBuiltinModule('node:zlib');
+  const sea = process.getBuiltinModule('node:sea');
+  if (sea.isSea())
+    return process
+      .getBuiltinModule('node:stream')
+      .Readable.from([Buffer.from(sea.getRawAsset(`${file}.gz`) as ArrayBuffer)])
+      .pipe(createGunzip());
   const beside = fileURLToPath(new URL(`./palisade-agent-geo/${file}.gz`, import.meta.url));
   if (existsSync(beside)) return createReadStream(beside).pipe(createGunzip());
   let dir: string;
@@ -71,7 +76,9 @@ export type CountryRange = Element & { country: string };
 export async function loadCountryRanges(countries: Set<string>, open = openGeoFile): Promise<CountryRange[]> {
   const out: CountryRange[] = [];
   for (const file of GEO_FILES) {
-    const lines = createInterface({ input: open(file), crlfDelay: Number.POSITIVE_INFINITY });
+    const lines = process
+      .getBuiltinModule('node:readline')
+      .createInterface({ input: open(file), crlfDelay: Number.POSITIVE_INFINITY });
     for await (const line of lines) {
       const cc = line.slice(line.lastIndexOf(',') + 1);
       if (!countries.has(cc)) continue;
