@@ -159,7 +159,7 @@ describe('alerts in a browser', { skip: skip ?? false }, () => {
       await edit.getByLabel('When').selectOption('unreachable');
       await edit.getByLabel('Unreachable for (minutes)').fill('5000');
       await edit.getByRole('button', { name: 'Save rule' }).click();
-      await edit.getByText('Minutes: at most 1440.').waitFor();
+      await edit.getByText('Minutes: Enter 0 to 1440.').waitFor();
       await edit.getByLabel('Unreachable for (minutes)').fill('10');
       await edit.getByRole('button', { name: 'Save rule' }).click();
       await page.getByText('Rule Web unreachable saved.').waitFor();
