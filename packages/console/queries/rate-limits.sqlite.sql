@@ -2,7 +2,7 @@
 -- do not edit; run the test with UPDATE_SQL_SNAPSHOTS=1 to rewrite (docs/queries.md).
 
 -- countAttempts
-insert into "rate_limit_windows" ("key", "count", "window_end") values (?, ?, ?) on conflict ("key") do update set "count" = case when rate_limit_windows.window_end <= ? then ? else rate_limit_windows.count + ? end, "window_end" = case when rate_limit_windows.window_end <= ? then ? else rate_limit_windows.window_end end returning "count", "window_end", (select n from change_counter where id = 1) as "change";
+insert into "rate_limit_windows" ("key", "count", "window_end") values (?, ?, ?) on conflict ("key") do update set "count" = case when rate_limit_windows.window_end <= ? then ? else rate_limit_windows.count + ? end, "window_end" = case when rate_limit_windows.window_end <= ? then ? else rate_limit_windows.window_end end returning "count", "window_end";
 
 -- deleteEndedWindows
 delete from "rate_limit_windows" where "window_end" <= ?;
