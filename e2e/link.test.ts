@@ -161,7 +161,8 @@ describe('the outbound link', () => {
       second.once('error', reject);
     });
     // The link replaces the agent's only once its proof is checked, which follows the open: the
-    // console then asks /health down it at once (linkOpened), so that first request says it is in use.
+    // console then asks /health down it at once (services/servers/agents.ts, links.open), so that
+    // first request says it is in use.
     await eventually('the newer link proved and asked for /health', async () => (asked.length >= 1 ? true : undefined));
     const test = await call('POST', '/api/servers/test', { server_id: serverId });
     assert.equal(test.status, 200, JSON.stringify(test.body));

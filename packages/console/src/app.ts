@@ -134,7 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     : config.databaseUrl
       ? postgresRelayBus(db, { databaseUrl: config.databaseUrl, clock }, relayLog)
       : null;
-  if (relayBus) app.addHook('onClose', app.services.servers.links.relayThrough(relayBus, secrets, relayLog));
+  if (relayBus) app.addHook('onClose', app.services.agents.links.relayThrough(relayBus, relayLog));
   app.decorateRequest('account', null);
   app.decorateRequest('sessionId', null);
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { claimNotification, deliveryCandidates } from '../src/repositories/notifications.repository.js';
-import { MAX_STARTING, PER_ENDPOINT } from '../src/services/notifications.service.js';
+import { MAX_STARTING, PER_ENDPOINT } from '../src/services/notification-delivery.js';
 import { dialects, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
 /** A real local receiver that accepts every request and never answers (until closed). */

@@ -45,12 +45,12 @@ function activeAttacks(value: unknown): number | null {
   return typeof value === 'number' && value >= 0 ? Math.min(Math.round(value), 2 ** 31 - 1) : null;
 }
 
-/** Jobs handed to an agent in the check-in answer (benchmark runs plug in here). */
+/** Jobs handed to an agent in the check-in answer (benchmarks.service.ts, jobsFor: pending runs). */
 export type JobSource = (serverId: number) => Promise<CheckinAnswer['jobs']>;
 
 /**
- * Told of each check-in once it is stored, with the bans it reported (fleet policies plug in here);
- * may answer what became of the bans, which the check-in's answer carries (`bans`).
+ * Told of each check-in once it is stored, with the bans it reported (fleet-protection/index.ts,
+ * checkedIn); may answer what became of the bans, which the check-in's answer carries (`bans`).
  */
 export type CheckinListener = (
   server: { id: number; account_id: number; name: string },
@@ -62,27 +62,23 @@ export function createCheckinsService({
   clock,
   config,
   changes,
+  jobsFor,
+  checkedIn,
 }: {
   db: Database;
   clock: () => number;
   config: Pick<ConsoleConfig, 'checkinIntervalS' | 'retention'>;
   /** A check-in changes the account's v1 answers: published after the commit. */
   changes: Pick<Coherence, 'changed'>;
+  /** The jobs a check-in's answer hands the agent. */
+  jobsFor: JobSource;
+  /** Each stored check-in and the bans it reported. */
+  checkedIn: CheckinListener;
 }) {
-  const jobSources: JobSource[] = [];
-  const listeners: CheckinListener[] = [];
   const writer = createCheckinWriter(db);
   const serverOfToken = createBatchLoader((hashes: string[]) => findServersByDaemonTokens(db, hashes));
 
   return {
-    addJobSource(source: JobSource) {
-      jobSources.push(source);
-    },
-
-    addListener(listener: CheckinListener) {
-      listeners.push(listener);
-    },
-
     /**
      * Stores facts and the sample, refreshes the score, and answers the interval and pending jobs.
      * The write is group-committed with other check-ins (checkin-writer.ts) and done before the answer.
@@ -128,9 +124,8 @@ export function createCheckinsService({
         },
       });
       await changes.changed(server.account_id);
-      let bans: CheckinBansOutcome | undefined;
-      for (const listener of listeners) bans = (await listener(server, input.bans ?? [])) ?? bans;
-      const jobs = (await Promise.all(jobSources.map((source) => source(server.id)))).flat();
+      const bans = await checkedIn(server, input.bans ?? []);
+      const jobs = await jobsFor(server.id);
       const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs, ...(bans ? { bans } : {}) };
       return answer;
     },

@@ -20,7 +20,7 @@ import { createHealthService, type HealthService } from './health.service.js';
 import { createHousekeepingService, type HousekeepingService } from './housekeeping.service.js';
 import { createNotificationsService, type NotificationsService } from './notifications.service.js';
 import { createSecurityEventsService, type SecurityEventsService } from './security-events.service.js';
-import { createServersService, type ServersService } from './servers/index.js';
+import { type AgentsService, createAgentsService, createServersService, type ServersService } from './servers/index.js';
 import { createSigningService, type SigningService } from './signing.service.js';
 import { createTicketsService, type TicketsService } from './tickets.service.js';
 
@@ -39,6 +39,7 @@ export interface Services {
   accountSecurity: AccountSecurityService;
   tokens: AccessTokensService;
   catalog: CatalogService;
+  agents: AgentsService;
   servers: ServersService;
   enrolment: EnrolmentService;
   checkins: CheckinsService;
@@ -122,24 +123,39 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
     createAccessTokensService({ db, clock, coherence: s.coherence }),
   ),
   define('catalog', [], ({ db, clock }) => createCatalogService({ db, clock })),
-  define('servers', ['coherence'], (deps, s) => createServersService({ ...deps, changes: s.coherence })),
+  define('agents', [], ({ db, clock, config, outbound, secrets }) =>
+    createAgentsService({ db, clock, config, outbound, secrets }),
+  ),
+  define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
+  define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
+  define('fleet', ['agents', 'audit'], ({ db, clock, config }, s) =>
+    createFleetService({ db, clock, agents: s.agents, audit: s.audit, config }),
+  ),
+  define('servers', ['agents', 'coherence', 'fleet'], ({ db, clock, config, secrets }, s) =>
+    createServersService({
+      db,
+      clock,
+      config,
+      secrets,
+      agents: s.agents,
+      changes: s.coherence,
+      serverChanged: s.fleet.serverChanged, // new or retagged servers follow the fleet scopes
+    }),
+  ),
   define('enrolment', ['servers'], ({ db, clock }, s) => createEnrolmentService({ db, clock, servers: s.servers })),
   define('benchmarks', ['servers', 'catalog'], ({ db, clock }, s) =>
     createBenchmarksService({ db, clock, servers: s.servers, catalog: s.catalog }),
   ),
-  define('checkins', ['benchmarks', 'coherence'], ({ db, clock, config }, s) => {
-    const checkins = createCheckinsService({ db, clock, config, changes: s.coherence });
-    checkins.addJobSource((serverId) => s.benchmarks.jobsFor(serverId)); // pending runs reach agents in check-in answers
-    return checkins;
-  }),
-  define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
-  define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
-  define('fleet', ['servers', 'audit', 'checkins'], ({ db, clock, config }, s) => {
-    const fleet = createFleetService({ db, clock, servers: s.servers, audit: s.audit, config });
-    s.checkins.addListener((server, bans) => fleet.checkedIn(server, bans)); // bans reported in check-ins propagate
-    s.servers.addChangeListener((accountId, serverId) => fleet.serverChanged(accountId, serverId)); // new or retagged servers follow the scopes
-    return fleet;
-  }),
+  define('checkins', ['benchmarks', 'coherence', 'fleet'], ({ db, clock, config }, s) =>
+    createCheckinsService({
+      db,
+      clock,
+      config,
+      changes: s.coherence,
+      jobsFor: s.benchmarks.jobsFor, // pending runs reach agents in check-in answers
+      checkedIn: s.fleet.checkedIn, // bans reported in check-ins propagate
+    }),
+  ),
   define('health', [], ({ db, clock, config }) => createHealthService({ db, clock, config })),
 ];
 

@@ -53,11 +53,11 @@ function tooMany(socket: Duplex, verdict: LimitVerdict, what: string) {
  * routes, so it applies the host guard itself (plugins/host-guard.ts: 421 for a name the operator
  * did not choose) and counts its own limits (plugins/rate-limits.ts): refused tokens per source address,
  * accepted ones per server. Only a server its account made `outbound` may open one (409 otherwise),
- * and nothing goes down it before it proved it holds the agent key (services/servers/links.ts).
+ * and nothing goes down it before it proved it holds the agent key (services/servers/agents.ts, links.ts).
  */
 export function registerLinkEndpoint(app: FastifyInstance) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LINK_MAX_FRAME_BYTES, perMessageDeflate: false });
-  const links = app.services.servers.links;
+  const links = app.services.agents.links;
   const clientAddress = addressOf(proxyTrust(app.config.trustProxy));
   const hosts = hostPolicy(app.config);
 
@@ -91,14 +91,12 @@ export function registerLinkEndpoint(app: FastifyInstance) {
         'connect: this server is reached directly; its account switches it to outbound on the console first',
       );
     wss.handleUpgrade(req, socket, head, (ws) => {
-      links.attach(server.id, server.name, ws, (level, message) => app.log[level]({ server_id: server.id }, message), {
-        keySha256: app.services.servers.linkKeySha256(server),
-        verified: () => {
-          app.services.servers
-            .linkOpened(server)
-            .catch((err: unknown) => app.log.warn({ err }, 'link health check failed'));
-        },
-      });
+      links.open(
+        server,
+        ws,
+        (level, message) => app.log[level]({ server_id: server.id }, message),
+        (err) => app.log.warn({ err }, 'link health check failed'),
+      );
     });
   }
 

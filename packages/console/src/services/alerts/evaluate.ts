@@ -1,218 +1,240 @@
-import { ageText, LATE_SLACK_MS } from '@palisade/protocol';
-import { CONSOLE_VERSION, isOlderAgent } from '../../config.js';
-import type { ServerRow } from '../../db/schema.js';
-import type { MetricSample, UnverifiedRun } from '../../repositories/alerts.repository.js';
-import { serverScoreTotal } from '../score.js';
-import { ONLINE_WINDOW_MS, runChecks, serverDetail } from '../servers/views.js';
-import { type SilenceGrace, withinGrace } from './rounds.js';
-import type { RuleRow } from './views.js';
+import type { AlertChannelKind, Database, ServerRow } from '../../db/schema.js';
+import {
+  activeMutes,
+  enabledRules,
+  listChannels,
+  metricSamplesSince,
+  saveStates,
+  serversOfAccounts,
+  statesOfRules,
+  type UnverifiedRun,
+  unverifiedRunsSince,
+} from '../../repositories/alerts.repository.js';
+import type { AlertNotification, NotificationsService } from '../notifications.service.js';
+import { serverTags } from '../servers/views.js';
+import { benchmarkEvent, type Condition, conditionOf, METRIC_GRACE_MS } from './conditions.js';
+import type { SilenceGrace } from './rounds.js';
+import { type RuleRow, ruleChannelIds, ruleCovers } from './views.js';
 
-/** Whether a rule's condition holds on a server now, the figure behind it, and words for the notification. */
-export interface Condition {
-  active: boolean;
-  value: number | null;
-  title: string;
-  body: string;
+/** How far back a round looks for events (benchmark runs) that event rules have not told yet. */
+const EVENT_LOOKBACK_MS = 24 * 60 * 60_000;
+/** Transitions written per transaction; its notifications go in the same one (at most this many per channel of a rule). */
+const TRANSITION_BATCH = 500;
+
+/** What one evaluation round did. */
+export interface EvaluationRound {
+  rules: number;
+  fired: number;
+  repeated: number;
+  resolved: number;
 }
 
-/** How far back a metric rule looks past its N minutes for the run of samples above the threshold. */
-export const METRIC_GRACE_MS = 5 * 60_000;
+/** A rule's state on one server, as stored. */
+type StateRow = Awaited<ReturnType<typeof statesOfRules>>[number];
 
-const METRIC_NAMES = { cpu: 'CPU', memory: 'memory', disk: 'disk', load: 'load' } as const;
+/** One rule on one server moving to a new state, with the notification it sends (if any). */
+interface Transition {
+  rule: { id: number; account_id: number; name: string; channels: number[] };
+  server: { id: number; name: string };
+  state: { firing: number; since: number; last_notified_at: number | null; value: number | null };
+  notice: Pick<AlertNotification, 'kind' | 'title' | 'body'> | null;
+}
+type Move = Pick<Transition, 'state' | 'notice'>;
 
-function metricValue(metric: NonNullable<RuleRow['metric']>, s: MetricSample): number {
-  switch (metric) {
-    case 'cpu':
-      return Number(s.cpu_pct);
-    case 'memory':
-      return Number(s.mem_total_mb) > 0 ? (100 * Number(s.mem_used_mb)) / Number(s.mem_total_mb) : 0;
-    case 'disk':
-      return Number(s.disk_used_pct);
-    case 'load':
-      return Number(s.load1);
+/** Everything a round reads once for all its rules: servers, confirmed channels, states, mutes, samples, runs. */
+async function readRound(db: Database, rules: RuleRow[], now: number) {
+  const accountIds = [...new Set(rules.map((r) => Number(r.account_id)))];
+  const servers = await serversOfAccounts(db, accountIds);
+  const serverIds = servers.map((s) => Number(s.id));
+  const channels = new Map<number, Map<number, AlertChannelKind>>();
+  for (const accountId of accountIds) {
+    // A channel waiting for confirmation receives nothing (docs/alerts.md, "E-mail channels").
+    const confirmed = (await listChannels(db, accountId)).filter((c) => c.confirmed_at !== null);
+    channels.set(accountId, new Map(confirmed.map((c) => [Number(c.id), c.kind])));
   }
+  const stateRows = await statesOfRules(
+    db,
+    rules.map((r) => Number(r.id)),
+  );
+  const states = new Map(stateRows.map((s) => [`${s.rule_id}:${s.server_id}`, s]));
+  const mutes = await activeMutes(db, now);
+  // Samples for metric rules, fetched once per round for every server they may read.
+  const longest = Math.max(-1, ...rules.filter((r) => r.kind === 'metric').map((r) => Number(r.minutes)));
+  const samples =
+    longest < 0
+      ? new Map<number, never[]>()
+      : await metricSamplesSince(db, serverIds, now - longest * 60_000 - METRIC_GRACE_MS);
+  // Unverified benchmark runs for `benchmark_unverified` rules, looked for up to a day back.
+  const runs = rules.some((r) => r.kind === 'benchmark_unverified')
+    ? await unverifiedRunsSince(db, serverIds, now - EVENT_LOOKBACK_MS)
+    : new Map<number, never[]>();
+  return { servers, channels, states, mutes, samples, runs };
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
-const unit = (metric: NonNullable<RuleRow['metric']>) => (metric === 'load' ? '' : '%');
-const ago = (ms: number) => `${Math.max(1, Math.round(ms / 60_000))} min`;
+/** The rule as its transitions carry it: the confirmed channels it sends to, a `webhook` channel being the account's signed webhook (channel 0 in the outbox). */
+function ruleTarget(rule: RuleRow, known: Map<number, AlertChannelKind>): Transition['rule'] {
+  const channels = ruleChannelIds(rule)
+    .filter((id) => known.has(id))
+    .map((id) => (known.get(id) === 'webhook' ? 0 : id));
+  return {
+    id: Number(rule.id),
+    account_id: Number(rule.account_id),
+    name: rule.name,
+    channels: [...new Set(channels)],
+  };
+}
 
 /**
- * The rule's condition on one server (docs/alerts.md, "Rules"), or null when it cannot be told
- * (no check-in yet, no recent samples, an agent that does not report attacks, an unreachable rule on an
- * offline server): the state stays as it was. Event rules (`benchmark_unverified`) have no condition:
- * benchmarkEvent() words each of their events.
+ * A `benchmark_unverified` rule on one server: one notification per run, oldest first; the state
+ * keeps the last run told about (`since` its finish, `value` its id), so a run is never sent twice.
  */
-export function conditionOf(
+function runMoves(
   rule: RuleRow,
   server: ServerRow,
+  state: StateRow | undefined,
+  runs: UnverifiedRun[],
+  muted: boolean,
   now: number,
-  /** The server's raw samples, newest first, reaching back at least this rule's minutes plus METRIC_GRACE_MS. */
-  recent: MetricSample[],
-  /** When a server is late (lateAfterMs() of the console's check-in interval): `late` rules. */
-  lateAfter: number,
-  /** After a start or an outage: a silence reaching back into it is not judged yet (rounds.ts). */
-  grace?: SilenceGrace,
-): Condition | null {
-  const name = server.name;
-  const lastSeen = server.last_seen === null ? null : Number(server.last_seen);
-  if (lastSeen === null) return null;
-  switch (rule.kind) {
-    case 'offline': {
-      if (withinGrace(lastSeen, now, grace)) return null;
-      const silent = now - lastSeen;
-      const active = silent >= ONLINE_WINDOW_MS;
-      return active
-        ? {
-            active,
-            value: Math.round(silent / 1000),
-            title: `${name} is offline`,
-            body: `No check-in for ${ago(silent)} (last at ${new Date(lastSeen).toISOString()}).`,
-          }
-        : {
-            active,
-            value: 0,
-            title: `${name} is back online`,
-            body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
-          };
-    }
-    case 'late': {
-      // The fleet list's `late` (services/servers/state.ts), and on past two minutes: a late rule
-      // tells the silence first, and "checks in again" when it ends, offline or not (docs/alerts.md).
-      // Like offline, a silence reaching back into the console's own downtime waits for the grace.
-      if (withinGrace(lastSeen, now, grace)) return null;
-      const silent = now - lastSeen;
-      const active = silent >= lateAfter;
-      const every = ageText((lateAfter - LATE_SLACK_MS) / 2);
-      return active
-        ? {
-            active,
-            value: Math.round(silent / 1000),
-            title: `${name} is late`,
-            body: `No check-in for ${ageText(silent)}; its agent checks in every ${every} (last at ${new Date(lastSeen).toISOString()}).`,
-          }
-        : {
-            active,
-            value: 0,
-            title: `${name} checks in again`,
-            body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
-          };
-    }
-    case 'unreachable': {
-      // The console's calls to the agent fail (services/servers/state.ts), whether or not it is late
-      // meanwhile. Offline is the offline rule's to tell: the state stays, and "reachable again" is
-      // sent once the calls are answered (docs/alerts.md).
-      if (now - lastSeen >= ONLINE_WINDOW_MS) return null;
-      const failingFor = server.last_call_error_at !== null ? now - server.last_call_error_at : null;
-      const active = failingFor !== null && failingFor >= Number(rule.minutes) * 60_000;
-      return active
-        ? {
-            active,
-            value: Math.round(failingFor / 60_000),
-            title: `${name} is unreachable`,
-            body: `It checks in, but the console's calls to its agent have failed for ${ago(failingFor)}: ${server.last_call_error ?? 'no answer'}.`,
-          }
-        : {
-            active,
-            value: 0,
-            title: `${name} is reachable again`,
-            body: "The agent answers the console's calls again.",
-          };
-    }
-    case 'agent_outdated': {
-      if (server.agent_version === null) return null;
-      const active = isOlderAgent(server.agent_version);
-      return active
-        ? {
-            active,
-            value: null,
-            title: `${name}: agent ${server.agent_version} is older than the console (${CONSOLE_VERSION})`,
-            body: `Upgrade the agent on ${name} to ${CONSOLE_VERSION} (docs/agent.md).`,
-          }
-        : {
-            active,
-            value: null,
-            title: `${name}: agent upgraded to ${server.agent_version}`,
-            body: `The agent is no older than the console (${CONSOLE_VERSION}).`,
-          };
-    }
-    case 'benchmark_unverified':
-      return null;
-    case 'metric': {
-      const metric = rule.metric!;
-      const threshold = Number(rule.threshold);
-      const windowMs = Number(rule.minutes) * 60_000;
-      const since = now - windowMs - METRIC_GRACE_MS;
-      const samples = recent.filter((x) => x.ts >= since);
-      if (samples.length === 0) return null;
-      const latest = metricValue(metric, samples[0]!);
-      // The unbroken run of samples above the threshold, newest back: it must span the rule's minutes.
-      let runStart = Number(samples[0]!.ts);
-      for (const s of samples) {
-        if (metricValue(metric, s) <= threshold) break;
-        runStart = Number(s.ts);
-      }
-      const active = latest > threshold && Number(samples[0]!.ts) - runStart >= windowMs;
-      const label = METRIC_NAMES[metric];
-      const figure = `${round(latest)}${unit(metric)}`;
-      const limit = `${threshold}${unit(metric)}`;
-      return active
-        ? {
-            active,
-            value: round(latest),
-            title: `${name}: ${label} at ${figure}`,
-            body: `${label} above ${limit}${windowMs > 0 ? ` for ${ago(windowMs)}` : ''}.`,
-          }
-        : {
-            active,
-            value: round(latest),
-            title: `${name}: ${label} back to ${figure}`,
-            body: `The threshold is ${limit}.`,
-          };
-    }
-    case 'score': {
-      // The score falls with silence (freshness), so it waits out the same grace as `offline`.
-      if (withinGrace(lastSeen, now, grace)) return null;
-      const score = serverScoreTotal(
-        lastSeen,
-        server.score_base_total === null ? null : Number(server.score_base_total),
-        now,
-      );
-      const threshold = Number(rule.threshold);
-      const active = score < threshold;
-      return {
-        active,
-        value: score,
-        title: active ? `${name}: score ${score}, below ${threshold}` : `${name}: score back to ${score}`,
-        body: `The rule fires below ${threshold}.`,
-      };
-    }
-    case 'attack': {
-      const sample = serverDetail(server, now).latest_sample as Record<string, unknown> | null;
-      const count = sample?.attacks_active;
-      if (typeof count !== 'number') return null;
-      const active = count > 0;
-      return active
-        ? {
-            active,
-            value: count,
-            title: `${name} is under attack`,
-            body: `${count} attack${count === 1 ? '' : 's'} in progress, reported by the agent at ${new Date(lastSeen).toISOString()}.`,
-          }
-        : { active, value: 0, title: `The attack on ${name} ended`, body: 'The agent reports no attack in progress.' };
-    }
-  }
+): Move[] {
+  const [since, told] = state
+    ? [Number(state.since), Number(state.value ?? 0)]
+    : [Number(rule.active_since ?? rule.created_at), 0];
+  return runs
+    .filter((run) => run.finished_at > since || (run.finished_at === since && run.id > told))
+    .map((run) => ({
+      state: { firing: 0, since: run.finished_at, last_notified_at: muted ? null : now, value: run.id },
+      notice: muted ? null : { kind: 'alert.fired', ...benchmarkEvent(server, run) },
+    }));
 }
 
-/** The words of a `benchmark_unverified` notification: the run, and the checks it failed. */
-export function benchmarkEvent(server: ServerRow, run: UnverifiedRun): { title: string; body: string } {
-  const failed = runChecks(run.checks)
-    .filter((c) => !c.ok)
-    .map((c) => (c.detail ? `${c.name}: ${c.detail}` : c.name));
-  return {
-    title: `${server.name}: benchmark "${run.label}" came out unverified`,
-    body: `Run ${run.id} finished at ${new Date(run.finished_at).toISOString()}${
-      run.score_total === null ? '' : ` with a total of ${run.score_total}`
-    }; failed: ${failed.length > 0 ? failed.join('; ') : 'a consistency check'}.`,
+/**
+ * A condition's move from the rule's state on a server: it starts (fired), is told late after a
+ * mute (fired), lasts past `repeat_minutes` (repeat) or ends (resolved, when it was told); a muted
+ * server's moves are recorded and not sent. Null: nothing changes.
+ */
+function conditionMove(
+  rule: RuleRow,
+  condition: Condition,
+  state: StateRow | undefined,
+  muted: boolean,
+  now: number,
+): Move | null {
+  const firing = state ? Number(state.firing) === 1 : false;
+  const notified = state?.last_notified_at == null ? null : Number(state.last_notified_at);
+  const { value } = condition;
+  const text = { title: condition.title, body: condition.body };
+  if (condition.active && !firing)
+    return {
+      state: { firing: 1, since: now, last_notified_at: muted ? null : now, value },
+      notice: muted ? null : { kind: 'alert.fired', ...text },
+    };
+  if (!condition.active) {
+    if (!firing) return null;
+    const send = !muted && notified !== null;
+    return {
+      state: { firing: 0, since: now, last_notified_at: notified, value },
+      notice: send ? { kind: 'alert.resolved', ...text } : null,
+    };
+  }
+  if (muted) return null;
+  const still = { firing: 1, since: Number(state!.since), last_notified_at: now, value };
+  if (notified === null) return { state: still, notice: { kind: 'alert.fired', ...text } };
+  const repeatMs = Number(rule.repeat_minutes) * 60_000;
+  if (repeatMs > 0 && now - notified >= repeatMs)
+    return { state: still, notice: { kind: 'alert.repeat', title: `Still: ${condition.title}`, body: condition.body } };
+  return null;
+}
+
+/** The round's figures: rules looked at, and the notifications of each kind it sent. */
+function tally(rules: number, transitions: Transition[]): EvaluationRound {
+  const sent = (kind: AlertNotification['kind']) => transitions.filter((t) => t.notice?.kind === kind).length;
+  return { rules, fired: sent('alert.fired'), repeated: sent('alert.repeat'), resolved: sent('alert.resolved') };
+}
+
+/**
+ * The evaluation round (docs/alerts.md, "Timing"). It runs under the housekeeping lease, so with
+ * several consoles one process evaluates at a time; each transition's state and its notifications
+ * commit in one transaction, so a restart neither sends a transition again nor loses one.
+ */
+export function createEvaluation(deps: {
+  db: Database;
+  clock: () => number;
+  notifications: Pick<NotificationsService, 'enqueueAlerts'>;
+  /** When a server is late (lateAfterMs() of the check-in interval): `late` rules. */
+  lateAfter: number;
+}) {
+  const { db, clock, notifications, lateAfter } = deps;
+
+  /**
+   * Moves rules on servers to their new states, BATCH at a time: each batch's states and their
+   * notifications are one transaction of two statements (and a webhook lookup), so a thousand servers
+   * going offline together cost a few round trips, not a few thousand (bench/alert-evaluation.mjs).
+   */
+  async function applyTransitions(transitions: Transition[], now: number) {
+    for (let start = 0; start < transitions.length; start += TRANSITION_BATCH) {
+      const batch = transitions.slice(start, start + TRANSITION_BATCH);
+      await db.transaction().execute(async (trx) => {
+        // One row per rule and server: several unverified runs of one server in a round each send
+        // a notification, and the state keeps the last (an upsert may not touch a row twice).
+        const states = new Map(
+          batch.map((t) => [`${t.rule.id}:${t.server.id}`, { rule_id: t.rule.id, server_id: t.server.id, ...t.state }]),
+        );
+        await saveStates(trx, [...states.values()]);
+        await notifications.enqueueAlerts(
+          trx,
+          batch.flatMap(({ rule, server, state, notice }) =>
+            notice === null
+              ? []
+              : rule.channels.map((channelId) => ({
+                  accountId: rule.account_id,
+                  channelId,
+                  notification: {
+                    ...notice,
+                    rule_id: rule.id,
+                    rule: rule.name,
+                    server_id: server.id,
+                    server: server.name,
+                    value: state.value,
+                    at: now,
+                  },
+                })),
+          ),
+        );
+      });
+    }
+  }
+
+  /**
+   * One round over every enabled rule: a condition that starts sends one `alert.fired`, one that
+   * ends sends one `alert.resolved`, a long one repeats every `repeat_minutes`; a muted server's
+   * transitions are recorded and not sent, and a firing alert not yet sent goes out when the mute ends.
+   */
+  return async function evaluate(grace?: SilenceGrace): Promise<EvaluationRound> {
+    const now = clock();
+    const rules = await enabledRules(db);
+    if (rules.length === 0) return tally(0, []);
+    const round = await readRound(db, rules, now);
+    const transitions: Transition[] = [];
+    for (const rule of rules) {
+      const target = ruleTarget(rule, round.channels.get(Number(rule.account_id))!);
+      for (const server of round.servers) {
+        const id = Number(server.id);
+        if (Number(server.account_id) !== target.account_id) continue;
+        if (!ruleCovers(rule, { id, tags: serverTags(server.tags) })) continue;
+        const state = round.states.get(`${rule.id}:${server.id}`);
+        const muted = round.mutes.has(id);
+        let moves: Move[];
+        if (rule.kind === 'benchmark_unverified')
+          moves = runMoves(rule, server, state, round.runs.get(id) ?? [], muted, now);
+        else {
+          const condition = conditionOf(rule, server, now, round.samples.get(id) ?? [], lateAfter, grace);
+          const move = condition && conditionMove(rule, condition, state, muted, now);
+          moves = move ? [move] : [];
+        }
+        for (const move of moves) transitions.push({ rule: target, server: { id, name: server.name }, ...move });
+      }
+    }
+    await applyTransitions(transitions, now);
+    return tally(rules.length, transitions);
   };
 }

@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
-import { type Network, readNetwork } from '@palisade/protocol/networks';
+import { contains, type Network, readNetwork } from '@palisade/protocol/networks';
 import type { ConsoleConfig } from '../../config.js';
+import { specialUse } from './special-use.js';
 
 /** How long the list is reused before it is read again (interfaces and the public URL's name can change). */
 const REFRESH_MS = 60_000;
@@ -45,12 +46,29 @@ export function createOwnAddresses(
     return list.filter((o) => o.net.prefix === (o.net.family === 4 ? 32 : 128) && o.net.start !== 0n);
   }
 
+  /** The addresses, read again at most once a minute. */
+  async function list(): Promise<OwnAddress[]> {
+    const now = Date.now();
+    if (!cached || now - cached.at > REFRESH_MS) cached = { at: now, list: await read() };
+    return cached.list;
+  }
+
+  /** The console's own address `net` covers, with where the console has it; null when none. */
+  async function within(net: Network): Promise<OwnAddress | null> {
+    return (await list()).find((o) => contains(net, o.net)) ?? null;
+  }
+
   return {
-    /** The addresses, read again at most once a minute. */
-    async list(): Promise<OwnAddress[]> {
-      const now = Date.now();
-      if (!cached || now - cached.at > REFRESH_MS) cached = { at: now, list: await read() };
-      return cached.list;
+    list,
+    within,
+    /** Why a blacklist entry must never reach an agent (one stored before these checks existed); null when it may. */
+    async neverBlock(address: string): Promise<string | null> {
+      const net = readNetwork(address);
+      if (!net) return null;
+      const special = specialUse(net);
+      if (special) return `${net.text} covers ${special} addresses`;
+      const mine = await within(net);
+      return mine ? `${net.text} covers ${mine.net.text}, the console's own address (${mine.what})` : null;
     },
   };
 }

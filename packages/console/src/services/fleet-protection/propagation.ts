@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
 import { claimApplication, dueApplications, finishApplication } from '../../repositories/fleet.repository.js';
 import type { AuditService } from '../audit.service.js';
-import type { ServersService } from '../servers/index.js';
+import type { AgentsService } from '../servers/index.js';
 
 /** Applications taken per round, and how many agent calls run at once. */
 const ROUND_SIZE = 2000;
@@ -25,13 +25,14 @@ const RETRY_MAX_MS = 5 * 60_000;
 export function createPropagator({
   db,
   clock,
-  servers,
+  agents,
   audit,
   neverBlock = async () => null,
 }: {
   db: Database;
   clock: () => number;
-  servers: ServersService;
+  /** The agents' control API, through the console's proxy (servers/agents.ts). */
+  agents: Pick<AgentsService, 'requireServer' | 'fleetControl'>;
   audit: AuditService;
   /**
    * Why a blacklist address must never be put on an agent (special-use, the console's own), or null:
@@ -134,7 +135,7 @@ export function createPropagator({
       ...extra,
     });
     if (!names.has(serverId))
-      names.set(serverId, (await servers.requireServer(accountId, serverId).catch(() => null))?.name ?? null);
+      names.set(serverId, (await agents.requireServer(accountId, serverId).catch(() => null))?.name ?? null);
     const name = names.get(serverId) ?? null;
     await audit.fleet({
       accountId,
@@ -178,7 +179,7 @@ export function createPropagator({
   }
 
   const call = (app: Due, method: string, body?: unknown) =>
-    servers.fleetControl(
+    agents.fleetControl(
       Number(app.account_id),
       Number(app.server_id),
       method,
