@@ -66,7 +66,7 @@ export interface ServersDeps {
   db: Database;
   clock: () => number;
   /** The check-in interval told to agents decides when a server is late (lateAfterMs()). */
-  config: Pick<ConsoleConfig, 'agentTimeoutMs' | 'checkinIntervalS'>;
+  config: Pick<ConsoleConfig, 'agentTimeoutMs' | 'checkinIntervalS' | 'linkHeartbeatMs'>;
   outbound: GuardedClient;
   secrets: SecretBox;
   /** Drops cached v1 answers when an account's servers change; writes here publish (changes.service.ts). */
@@ -87,7 +87,7 @@ const SECTIONS = 'overview, score, history, benchmarks, attacks, facts';
  * checks the permission the call needs after that lookup.
  */
 export function createServersService({ db, clock, config, outbound, secrets, changes: feed }: ServersDeps) {
-  const links = createLinkRegistry(clock);
+  const links = createLinkRegistry(clock, config.linkHeartbeatMs);
   const changeListeners: ServerChangeListener[] = [];
   const changed = async (accountId: number, serverId: number) => {
     for (const listener of changeListeners) await listener(accountId, serverId);
