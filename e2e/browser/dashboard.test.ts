@@ -21,9 +21,9 @@ import {
 } from '../support/processes.js';
 
 /**
- * The dashboard end to end: a real console, a real agent and Chromium. Steps that need agent
- * features not built yet (benchmark execution) or console routes not landed yet
- * (tickets) are marked todo at run time, with the reason, instead of being faked.
+ * The dashboard end to end: a real console, a real agent and Chromium. A step that needs what an
+ * earlier one made (the agent, its server) fails, naming it, when that is missing: none passes
+ * without doing what it says.
  */
 const skip = browserSkipReason();
 
@@ -189,11 +189,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     });
   });
 
-  test('add the agent: failures explained, then online with live metrics updating', async (t) => {
-    if (!agent) {
-      t.todo(`the agent did not start: ${String(agentError)}`);
-      return;
-    }
+  test('add the agent: failures explained, then online with live metrics updating', async () => {
+    assert.ok(agent, `the agent did not start: ${String(agentError)}`);
     const running = agent;
     await withPage(async (page) => {
       await signIn(page);
@@ -260,11 +257,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     });
   });
 
-  test('the fleet and the server page work 375 px wide', async (t) => {
-    if (!serverPath) {
-      t.todo('needs the server added by the previous test');
-      return;
-    }
+  test('the fleet and the server page work 375 px wide', async () => {
+    assert.ok(serverPath, 'needs the server added by the previous test');
     await withPage(async (page) => {
       await signIn(page);
       await page.goto(serverPath);
@@ -278,11 +272,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     }, 375);
   });
 
-  test('a stopped agent: Unreachable at once on its page and in the fleet filter', async (t) => {
-    if (!agent) {
-      t.todo(`the agent did not start: ${String(agentError)}`);
-      return;
-    }
+  test('a stopped agent: Unreachable at once on its page and in the fleet filter', async () => {
+    assert.ok(agent, `the agent did not start: ${String(agentError)}`);
     await withPage(async (page) => {
       await signIn(page);
       const { agent: second, id } = await addRunningAgent(page, 'web-2');
@@ -315,11 +306,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     });
   });
 
-  test('run a benchmark', async (t) => {
-    if (!serverPath) {
-      t.todo('needs the server added above');
-      return;
-    }
+  test('run a benchmark', async () => {
+    assert.ok(serverPath, 'needs the server added above');
     await withPage(async (page) => {
       await signIn(page);
       await page.goto(`${serverPath}/benchmarks`);
@@ -399,11 +387,8 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
     });
   });
 
-  test('the fleet shows each state with counts (a stopped agent late); an offline server shows its last known score, greyed', async (t) => {
-    if (!agent || extraAgents.length === 0) {
-      t.todo('needs the servers added above');
-      return;
-    }
+  test('the fleet shows each state with counts (a stopped agent late); an offline server shows its last known score, greyed', async () => {
+    assert.ok(agent && extraAgents.length > 0, 'needs the servers added above');
     await withPage(async (page) => {
       await signIn(page);
       // A third server whose agent stops now: unreachable after the console's next call to it, then
