@@ -105,6 +105,20 @@ for (const setup of setups) {
       return res.body.entries.find((e: { ip: string }) => e.ip === ATTACKER);
     }
 
+    /** Waits until the server's check-in time (last_seen) has changed `count` times. */
+    async function checkIns(server: number, count: number) {
+      const lastSeen = async () =>
+        (await call('GET', `/api/servers/${serverIds[server]}`)).body.data.server.last_seen as number;
+      let seen = await lastSeen();
+      for (let i = 0; i < count; i++) {
+        const previous = seen;
+        seen = await eventually(`edge-${server + 1} checks in`, async () => {
+          const now = await lastSeen();
+          return now !== previous ? now : undefined;
+        });
+      }
+    }
+
     before(async () => {
       writeFileSync(logFile, '');
       for (let i = 0; i < setup.consoles; i++) {
@@ -212,8 +226,10 @@ for (const setup of setups) {
     });
 
     test('a propagated ban reported back is not propagated again, and each ban is applied once', async () => {
-      // Every agent checks in at least once more (every 5 s) before the entries are counted.
-      await new Promise((r) => setTimeout(r, 6000));
+      // Every agent reports what it holds in a check-in the console has wholly handled before the
+      // entries are counted: the console writes last_seen first and the reported bans after, and an
+      // agent sends its next check-in only once the answer came, so the second new last_seen proves it.
+      await Promise.all(serverIds.map((_, i) => checkIns(i, 2)));
       const entries = (await call('GET', '/api/fleet/entries?list=black')).body.data.entries;
       assert.equal(entries.length, 1, JSON.stringify(entries));
       const log = (await call('GET', '/api/audit?limit=100')).body.data.entries as {

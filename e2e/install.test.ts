@@ -27,6 +27,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
 import { runToEnd } from '@palisade/testkit';
+import { packagedArtifacts } from './support/packages.js';
 import {
   type ConsoleProcess,
   eventually,
@@ -147,8 +148,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
 
   before(async () => {
     releaseLock = await holdDpkgLock();
-    const res = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs')], { encoding: 'utf8' });
-    assert.equal(res.status, 0, `scripts/package.mjs failed:\n${res.stdout}${res.stderr}`);
+    packagedArtifacts(); // built once for both suites (e2e/support/packages.ts)
     assert.ok(!installed(), 'palisade-agent is already installed on this machine; purge it first');
     removeNamespace();
     // The "server": a namespace reaching the console through a veth pair, as over a network.

@@ -27,6 +27,11 @@ import {
 
 const tag = (process.pid % 100000).toString(36);
 const AGENT_PORT = 9740;
+/**
+ * Both ends' link heartbeat (console PALISADE_LINK_HEARTBEAT_MS, agent `console.link_heartbeat_ms`):
+ * a cut link is dead after 5 s instead of the default 25 s, still well above a loaded machine's stalls.
+ */
+const LINK_HEARTBEAT_MS = 2000;
 const pgUrl = process.env.PALISADE_TEST_DATABASE_URL;
 const redisUrl = process.env.PALISADE_TEST_REDIS_URL;
 
@@ -88,7 +93,7 @@ async function startFirewalledAgent(net: ReturnType<typeof firewalledNamespace>,
   writeFileSync(
     configFile,
     `metrics.listen = ${net.agentIp}:${AGENT_PORT}\ncheckin.interval_s = 5\nprotection.backend = monitor\n` +
-      'bench.max_seconds = 20\nbench.max_disk_mb = 64\n',
+      `bench.max_seconds = 20\nbench.max_disk_mb = 64\nconsole.link_heartbeat_ms = ${LINK_HEARTBEAT_MS}\n`,
   );
   const daemon = spawnCaptured('ip', [
     'netns',
@@ -182,7 +187,7 @@ async function cutAndRecover(
     assert.equal(failed.status, 502, `${base}: ${JSON.stringify(failed.body)}`);
     assert.equal(failed.body.error, 'agent unreachable');
   }
-  // Heartbeats every 10 s, dead after 25 s of silence (packages/protocol/src/link.ts).
+  // Heartbeats every LINK_HEARTBEAT_MS here, dead after 2.5 of them in silence (packages/protocol/src/link.ts).
   await eventually(
     'the console notices the dead link',
     async () => {
@@ -219,6 +224,7 @@ const consoleEnv = {
   PALISADE_BOOTSTRAP_ADMIN: '0',
   PALISADE_CHECKIN_INTERVAL_S: '5',
   PALISADE_AGENT_TIMEOUT_MS: '2000',
+  PALISADE_LINK_HEARTBEAT_MS: String(LINK_HEARTBEAT_MS),
 };
 
 describe('an agent the console cannot reach, added by token (root, netns, nftables)', suite, () => {

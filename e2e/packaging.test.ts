@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { packagedArtifacts } from './support/packages.js';
 import { eventually, holdDpkgLock, startConsoleProcess, tempDir } from './support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -126,8 +127,7 @@ describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` 
 
   before(async () => {
     releaseLock = await holdDpkgLock(); // e2e/install.test.ts installs the same package
-    const res = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs')], { encoding: 'utf8' });
-    assert.equal(res.status, 0, `scripts/package.mjs failed:\n${res.stdout}${res.stderr}`);
+    packagedArtifacts(); // built once for both suites (e2e/support/packages.ts)
     purge();
   });
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file (packages/*/dist/test, e2e/dist) with Node's test runner.
 // `npm test -- console` narrows to files whose path contains one of the given words.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -32,9 +32,23 @@ if (files.length === 0) {
   process.exit(1);
 }
 console.log(`Running ${files.length} test files${process.env.CI ? ' (CI: a skipped suite fails the run)' : ''}`);
-const result = spawnSync(
+// One Chromium for every browser test file (e2e/support/chromium.ts), instead of one each.
+const browserFiles = files.some((f) => f.includes(join('e2e', 'dist', 'browser')));
+const chromiumSupport = join(root, 'e2e', 'dist', 'support', 'chromium.js');
+let sharedBrowser = null;
+if (browserFiles && existsSync(chromiumSupport)) {
+  const { CHROMIUM, SHARED_BROWSER_ENV, launchSharedBrowser } = await import(chromiumSupport);
+  if (existsSync(CHROMIUM)) {
+    sharedBrowser = await launchSharedBrowser();
+    process.env[SHARED_BROWSER_ENV] = sharedBrowser.wsEndpoint();
+  }
+}
+// Not spawnSync: the shared browser's endpoint is served from this process while the tests run.
+const child = spawn(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
   { stdio: 'inherit', cwd: root, env: process.env },
 );
-process.exit(result.status ?? 1);
+const status = await new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+await sharedBrowser?.close();
+process.exit(status);

@@ -1,20 +1,24 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
+import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SECURITY_HEADERS } from '@palisade/console/web-headers';
 import type AxeCore from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchBrowser } from './chromium.js';
 import { type ConsoleProcess, signUp, startConsoleProcess, tempDir } from './processes.js';
 
-/** Debian's Chromium; `.ci/run` installs the `chromium` package. */
-export const CHROMIUM = process.env.PALISADE_CHROMIUM ?? '/usr/bin/chromium';
+export { CHROMIUM, launchBrowser };
 
-export const WEB_DIST = fileURLToPath(new URL('../../../packages/web/dist/', import.meta.url));
-
-export const SCREENSHOT_DIR = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
+/**
+ * The tracked docs/screenshots/ only when asked (`UPDATE_SCREENSHOTS=1`); otherwise a temp dir, so a
+ * test run leaves the working tree as it found it while every screenshot is still taken.
+ */
+export const SCREENSHOT_DIR =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url))
+    : join(tmpdir(), 'palisade-screenshots/');
 
 /**
  * Why the browser suite cannot run here, or undefined when it can. In CI a missing Chromium is an
@@ -25,22 +29,6 @@ export function browserSkipReason(): string | undefined {
   const reason = `Chromium not found at ${CHROMIUM} (apt-get install chromium); browser tests skipped`;
   if (process.env.CI) throw new Error(`CI: ${reason.replace('skipped', 'cannot be skipped in CI')}`);
   return reason;
-}
-
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
 }
 
 export interface BrowserSession {
@@ -63,45 +51,6 @@ function isHandledApiAnswer(text: string, url: string | undefined): boolean {
   return url !== undefined && new URL(url).pathname.startsWith('/api/');
 }
 
-/** The console's own headers for dashboard files (packages/console/src/routes/web), CSP included. */
-const DASHBOARD_HEADERS = SECURITY_HEADERS;
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
-
-/** True when the console answers the dashboard itself (not its 503 "not built"). */
-export async function consoleServesDashboard(baseURL: string): Promise<boolean> {
-  const res = await fetch(new URL('/dashboard', baseURL));
-  await res.arrayBuffer();
-  return res.status === 200;
-}
-
-/**
- * Stopgap while the console cannot find packages/web/dist from its compiled location: the browser
- * gets the same built files with the console's headers (CSP included), and every /api call still
- * goes to the real console. Inert once the console serves the dashboard itself.
- */
-async function serveBuiltDashboard(context: BrowserContext) {
-  await context.route(
-    (url) =>
-      url.pathname === '/' ||
-      url.pathname === '/dashboard' ||
-      url.pathname.startsWith('/dashboard/') ||
-      url.pathname.startsWith('/assets/'),
-    async (route) => {
-      const path = new URL(route.request().url()).pathname;
-      // Redirected requests cannot be routed, so `/` gets the page itself, which moves on to /dashboard/….
-      const file = path.startsWith('/assets/')
-        ? join(WEB_DIST, normalize(path).replace(/^(\.\.[/\\])+/, ''))
-        : join(WEB_DIST, 'index.html');
-      if (!file.startsWith(WEB_DIST) || !existsSync(file)) return route.fulfill({ status: 404, body: 'not found' });
-      return route.fulfill({
-        status: 200,
-        headers: { ...DASHBOARD_HEADERS, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' },
-        body: readFileSync(file),
-      });
-    },
-  );
-}
-
 /** A fresh context (no cookies, no storage) and page, collecting console errors and page errors. */
 export async function newSession(
   browser: Browser,
@@ -109,7 +58,6 @@ export async function newSession(
   viewport: { width: number; height: number } = { width: 1280, height: 800 },
 ): Promise<BrowserSession> {
   const context = await browser.newContext({ baseURL, viewport, permissions: ['clipboard-read', 'clipboard-write'] });
-  if (!(await consoleServesDashboard(baseURL))) await serveBuiltDashboard(context);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (msg) => {
@@ -152,7 +100,7 @@ export async function inSession(
   }
 }
 
-/** A PNG of the page at its current viewport, into docs/screenshots/. */
+/** A PNG of the page at its current viewport, into SCREENSHOT_DIR. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOT_DIR}${name}.png`, fullPage: false });

@@ -108,6 +108,7 @@ export async function startDaemon(o: DaemonOptions): Promise<RunningDaemon> {
     handle: (call) => handleApiCall(call, routes, onApiError),
     keySha256: () => keys.current()?.sha256 ?? null,
     intervalS: () => checkin.status().interval_s,
+    heartbeatMs: config.console.linkHeartbeatMs,
     clock: deps.clock,
     log,
   });

@@ -31,6 +31,7 @@ test('every documented key is read, with comments, quotes and spaces', () => {
       'alerter.backoff_ms = 250',
       'checkin.interval_s = 15',
       'checkin.timeout_ms = 3000',
+      'console.link_heartbeat_ms = 2000',
       'protection.backend = monitor',
     ].join('\n'),
     'a.conf',
@@ -52,6 +53,7 @@ test('every documented key is read, with comments, quotes and spaces', () => {
     [50, 2000, 5, 250],
   );
   assert.deepEqual([c.checkin.intervalS, c.checkin.timeoutMs], [15, 3000]);
+  assert.equal(c.console.linkHeartbeatMs, 2000);
   assert.equal(c.protection.backend, 'monitor');
 });
 
@@ -65,6 +67,7 @@ test('unknown keys, bad values, duplicates and junk lines are all reported with 
     'alerter.url = mailto:x@example.com',
     'metrics.whitelist = 10.0.0.300',
     'metrics.tls = maybe',
+    'console.link_heartbeat_ms = 400',
   ].join('\n');
   let error: ConfigError | undefined;
   try {
@@ -75,7 +78,7 @@ test('unknown keys, bad values, duplicates and junk lines are all reported with 
   assert.ok(error instanceof ConfigError);
   assert.deepEqual(
     error.problems.map((p) => p.line),
-    [1, 2, 3, 4, 5, 6, 7, 8],
+    [1, 2, 3, 4, 5, 6, 7, 8, 9],
   );
   const lines = error.message.split('\n');
   assert.equal(
@@ -92,6 +95,7 @@ test('unknown keys, bad values, duplicates and junk lines are all reported with 
   assert.match(lines[5]!, /:6: bad value for alerter\.url: expected an http/);
   assert.match(lines[6]!, /:7: bad value for metrics\.whitelist: "10\.0\.0\.300" is not an IP address or CIDR range$/);
   assert.match(lines[7]!, /:8: bad value for metrics\.tls: expected on or off$/);
+  assert.match(lines[8]!, /:9: bad value for console\.link_heartbeat_ms: expected a whole number from 500 to 10000$/);
 });
 
 test('listen addresses', () => {

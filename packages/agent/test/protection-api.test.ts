@@ -1,7 +1,7 @@
 // The control API of a real daemon process (monitor-only backend, so no root needed): every one
 // of the 20 paths, its validation, persistence across a restart, feeds, and attack webhooks.
 import assert from 'node:assert/strict';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -10,6 +10,14 @@ import { after, before, describe, test } from 'node:test';
 import { alertPayloadSchema } from '@palisade/protocol/webhooks';
 import { type AgentProcess, eventually, request, spawnAgent, startAgent, startReceiver } from './agent-process.js';
 import { controlCaller } from './control-contract.js';
+
+const readIfThere = (path: string) => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+};
 
 describe('control API (monitor-only backend)', () => {
   let agent: AgentProcess;
@@ -261,7 +269,9 @@ describe('control API (monitor-only backend)', () => {
     await call('POST', 'whitelist', { ip: '192.0.2.77' });
     await call('POST', 'geo/mode', { mode: 'deny', countries: ['IS'] });
     await call('POST', 'block-pattern', { name: 'sshd', file: join(agent.dir, 'auth.log') });
-    await new Promise((r) => setTimeout(r, 300)); // lists are saved 200 ms after a change
+    // Lists are saved 200 ms after a change: stop only once the whitelist on disk holds the address.
+    const saved = join(agent.stateDir, 'protection', 'whitelist.json');
+    await eventually('the whitelist saved', () => (readIfThere(saved).includes('192.0.2.77') ? true : undefined));
     const exited = new Promise((r) => agent.child.once('exit', r));
     agent.child.kill('SIGTERM');
     await exited;

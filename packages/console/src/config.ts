@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proxyAddr from '@fastify/proxy-addr';
+import { LINK_HEARTBEAT_MIN_MS, LINK_HEARTBEAT_MS } from '@palisade/protocol/link';
 import { z } from 'zod';
 
 /** The console's settings, read once from the environment at start and frozen. Nothing else reads `process.env`. */
@@ -40,6 +41,8 @@ export interface ConsoleConfig {
   /** Seconds between alert evaluation rounds (docs/alerts.md, "Timing"). */
   readonly alertIntervalS: number;
   readonly agentTimeoutMs: number;
+  /** The outbound links' heartbeat (docs/agent.md, "Outbound link"; packages/protocol/src/link.ts, linkTimers()). */
+  readonly linkHeartbeatMs: number;
   /** Where `GET /install/…` finds the agent's artifacts (`npm run package` writes them). */
   readonly artifactsDir: string;
   readonly retention: { readonly rawHours: number; readonly fiveMinuteDays: number; readonly hourlyDays: number };
@@ -168,6 +171,12 @@ const fields = {
   PALISADE_CHECKIN_INTERVAL_S: z.coerce.number().int().min(5).max(3600).default(30),
   PALISADE_ALERT_INTERVAL_S: z.coerce.number().int().min(1).max(600).default(15),
   PALISADE_AGENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  PALISADE_LINK_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(LINK_HEARTBEAT_MIN_MS)
+    .max(LINK_HEARTBEAT_MS)
+    .default(LINK_HEARTBEAT_MS),
   PALISADE_ARTIFACTS_DIR: z.string().trim().min(1).optional(),
   PALISADE_SAMPLES_RAW_HOURS: z.coerce
     .number()
@@ -307,6 +316,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     checkinIntervalS: read('PALISADE_CHECKIN_INTERVAL_S'),
     alertIntervalS: read('PALISADE_ALERT_INTERVAL_S'),
     agentTimeoutMs: read('PALISADE_AGENT_TIMEOUT_MS'),
+    linkHeartbeatMs: read('PALISADE_LINK_HEARTBEAT_MS'),
     artifactsDir: (() => {
       const dir = read('PALISADE_ARTIFACTS_DIR');
       if (dir === undefined) return DEFAULT_ARTIFACTS_DIR;

@@ -32,6 +32,30 @@ export const LINK_REFUSED_CODE = 4403;
 export const LINK_MAX_SMALL_FRAME_BYTES = 1024;
 /** At most this many heartbeats a minute from one side (one every LINK_HEARTBEAT_MS is sent): more closes the link. */
 export const LINK_MAX_HEARTBEATS_PER_MINUTE = 3 * (60_000 / 10_000);
+/** The shortest heartbeat a side may be set to (PALISADE_LINK_HEARTBEAT_MS, `console.link_heartbeat_ms`). */
+export const LINK_HEARTBEAT_MIN_MS = 500;
+
+/** The timers of one side of a link; both sides must be set alike (docs/agent.md, "Outbound link"). */
+export interface LinkTimers {
+  heartbeatMs: number;
+  deadAfterMs: number;
+  maxHeartbeatsPerMinute: number;
+}
+
+/**
+ * The link's timers for a heartbeat of `heartbeatMs` (LINK_HEARTBEAT_MIN_MS to LINK_HEARTBEAT_MS),
+ * in the default's proportions: dead after 2.5 heartbeats of silence, at most 3 times the rate sent.
+ * Only tests shorten it, so that a cut link is noticed in seconds.
+ */
+export function linkTimers(heartbeatMs: number = LINK_HEARTBEAT_MS): LinkTimers {
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < LINK_HEARTBEAT_MIN_MS || heartbeatMs > LINK_HEARTBEAT_MS)
+    throw new RangeError(`link heartbeat: expected ${LINK_HEARTBEAT_MIN_MS} to ${LINK_HEARTBEAT_MS} ms`);
+  return {
+    heartbeatMs,
+    deadAfterMs: (heartbeatMs * LINK_DEAD_AFTER_MS) / LINK_HEARTBEAT_MS,
+    maxHeartbeatsPerMinute: Math.ceil((3 * 60_000) / heartbeatMs),
+  };
+}
 /** What one link may send the console a second; past it the console stops reading the link until the next second. */
 export const LINK_MAX_BYTES_PER_SECOND = 8 * 1024 * 1024;
 /** Answers to calls that timed out are still expected this long; any other answer to an unknown id closes the link. */

@@ -1,12 +1,11 @@
 import {
-  LINK_DEAD_AFTER_MS,
-  LINK_HEARTBEAT_MS,
   LINK_MAX_ANSWER_BYTES,
   LINK_MAX_FRAME_BYTES,
   LINK_REFUSED_CODE,
   type LinkFrame,
   type LinkRequest,
   linkProof,
+  linkTimers,
   linkUrl,
   parseLinkFrame,
 } from '@palisade/protocol/link/standalone';
@@ -37,7 +36,7 @@ export interface ConsoleLink {
  * its console, authenticated with its daemon token, and answers each request frame by handing it to
  * its own API (`handle`: the same key check, whitelist and routes as a call on its port), with the
  * console's address as the caller. A link that closes is opened again after 5 s, doubling up to the
- * check-in interval, with jitter; a link silent for LINK_DEAD_AFTER_MS is closed. The console's
+ * check-in interval, with jitter; a link silent for `timers.deadAfterMs` (25 s by default) is closed. The console's
  * first frame is a challenge: the agent answers it with linkProof() keyed by its key's SHA-256, so
  * the console knows this end holds the agent key before it sends anything else.
  */
@@ -46,10 +45,13 @@ export function createConsoleLink(o: {
   /** The SHA-256 of the current agent key (state/agent-key.ts), to answer the console's challenge; null: none yet. */
   keySha256: () => string | null;
   intervalS: () => number;
+  /** `console.link_heartbeat_ms`: the heartbeat, and with it when a silent link is dead (linkTimers()). */
+  heartbeatMs?: number;
   clock: () => number;
   log: Log;
 }): ConsoleLink {
   const { log, clock } = o;
+  const timers = linkTimers(o.heartbeatMs);
   const status: ConsoleLinkStatus = {
     mode: 'direct',
     state: 'off',
@@ -163,13 +165,13 @@ export function createConsoleLink(o: {
       status.last_error = null;
       log('info', `outbound link to ${target?.console_url} is up`);
       heartbeat = setInterval(() => {
-        if (clock() - lastHeard > LINK_DEAD_AFTER_MS) {
-          status.last_error = `nothing from the console for ${LINK_DEAD_AFTER_MS / 1000} s`;
+        if (clock() - lastHeard > timers.deadAfterMs) {
+          status.last_error = `nothing from the console for ${timers.deadAfterMs / 1000} s`;
           ws.terminate();
           return;
         }
         ws.send(JSON.stringify({ type: 'heartbeat', ts: clock() }));
-      }, LINK_HEARTBEAT_MS);
+      }, timers.heartbeatMs);
       heartbeat.unref();
     });
     ws.on('message', (data, isBinary) => {

@@ -33,7 +33,8 @@ export interface AgentConfig {
    * How the console reaches this agent: `direct` (it calls the agent's address) or `outbound` (the
    * agent keeps a link open to its console and the console's calls come down it; docs/agent.md).
    */
-  console: { connect: 'direct' | 'outbound' };
+  /** `linkHeartbeatMs`: the outbound link's heartbeat (packages/protocol/src/link.ts, linkTimers()). */
+  console: { connect: 'direct' | 'outbound'; linkHeartbeatMs: number };
   /** Benchmark runs: `dir` null means the state directory. */
   bench: { dir: string | null; maxDiskMb: number; maxSeconds: number };
   protection: ProtectionSettings;
@@ -166,6 +167,11 @@ const SETTERS: Record<string, Setter> = {
     if (raw !== 'direct' && raw !== 'outbound') throw new Error('expected direct or outbound');
     c.console.connect = raw;
   },
+  // The bounds of LINK_HEARTBEAT_MIN_MS and LINK_HEARTBEAT_MS (packages/protocol/src/link.ts), not
+  // imported: the link's module is loaded only by an agent that keeps a link.
+  'console.link_heartbeat_ms': (c, raw) => {
+    c.console.linkHeartbeatMs = integer(500, 10_000)(raw);
+  },
   'bench.dir': (c, raw) => {
     if (raw !== '' && !raw.startsWith('/'))
       throw new Error('expected an absolute directory path, or empty for the state directory');
@@ -202,7 +208,7 @@ export function defaultConfig(): AgentConfig {
     host: { publicIp: null },
     alerter: { url: null, secret: null, queueMax: 1000, timeoutMs: 5000, retries: 3, backoffMs: 1000 },
     checkin: { intervalS: 30, timeoutMs: 10_000 },
-    console: { connect: 'direct' },
+    console: { connect: 'direct', linkHeartbeatMs: 10_000 },
     bench: { dir: null, maxDiskMb: 256, maxSeconds: 90 },
     protection: defaultProtectionSettings(),
   };

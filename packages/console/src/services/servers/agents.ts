@@ -30,7 +30,7 @@ export interface AgentLinks {
 export interface AgentsDeps {
   db: Database;
   clock: () => number;
-  config: Pick<ConsoleConfig, 'agentTimeoutMs'>;
+  config: Pick<ConsoleConfig, 'agentTimeoutMs' | 'linkHeartbeatMs'>;
   outbound: GuardedClient;
   secrets: SecretBox;
 }
@@ -41,7 +41,7 @@ export interface AgentsDeps {
  * state. The servers service and fleet policies call agents only through this.
  */
 export function createAgentsService({ db, clock, config, outbound, secrets }: AgentsDeps) {
-  const registry = createLinkRegistry(clock);
+  const registry = createLinkRegistry(clock, config.linkHeartbeatMs);
   const client = createAgentClient(outbound, config.agentTimeoutMs, clock, registry);
   const recordCall = createCallRecorder(db, clock);
   const proxy = createAgentProxy(client, secrets, recordCall);

@@ -5,7 +5,6 @@ import {
   LINK_LATE_ANSWER_MS,
   LINK_MAX_ANSWER_BYTES,
   LINK_MAX_BYTES_PER_SECOND,
-  LINK_MAX_HEARTBEATS_PER_MINUTE,
   LINK_MAX_IN_FLIGHT,
   LINK_MAX_REQUEST_BODY_BYTES,
   LINK_MAX_SMALL_FRAME_BYTES,
@@ -14,6 +13,7 @@ import {
   type LinkChallenge,
   type LinkRequest,
   linkProof,
+  linkTimers,
   parseLinkFrame,
 } from '@palisade/protocol/link';
 import type { WebSocket } from 'ws';
@@ -95,9 +95,10 @@ export interface RelayBus {
 /**
  * The outbound links held by this console process, one per server: a newer link replaces the older
  * (which is closed), calls wait for their answer by id, and a link that sent nothing for
- * LINK_DEAD_AFTER_MS is closed, failing its calls as "agent unreachable".
+ * `timers.deadAfterMs` (PALISADE_LINK_HEARTBEAT_MS × 2.5) is closed, failing its calls as "agent unreachable".
  */
-export function createLinkRegistry(clock: () => number = Date.now) {
+export function createLinkRegistry(clock: () => number = Date.now, heartbeatMs = LINK_HEARTBEAT_MS) {
+  const timers = linkTimers(heartbeatMs);
   const links = new Map<number, Link>();
   /** Set by relayThrough(): claims the links held here on the bus and carries calls between processes. */
   let relay: {
@@ -152,13 +153,13 @@ export function createLinkRegistry(clock: () => number = Date.now) {
     }, LINK_PROOF_TIMEOUT_MS);
     proofTimer.unref();
     const heartbeat = setInterval(() => {
-      if (clock() - lastHeard > LINK_DEAD_AFTER_MS) {
-        log('warn', `server "${serverName}": nothing on its link for ${LINK_DEAD_AFTER_MS / 1000} s; closed`);
+      if (clock() - lastHeard > timers.deadAfterMs) {
+        log('warn', `server "${serverName}": nothing on its link for ${timers.deadAfterMs / 1000} s; closed`);
         socket.terminate();
         return;
       }
       if (verified) socket.send(JSON.stringify({ type: 'heartbeat', ts: clock() }));
-    }, LINK_HEARTBEAT_MS);
+    }, timers.heartbeatMs);
     heartbeat.unref();
 
     const link: Link = {
@@ -281,8 +282,8 @@ export function createLinkRegistry(clock: () => number = Date.now) {
         const now = clock();
         heartbeats = heartbeats.filter((at) => now - at < 60_000);
         heartbeats.push(now);
-        if (heartbeats.length > LINK_MAX_HEARTBEATS_PER_MINUTE)
-          refuse(`sent more than ${LINK_MAX_HEARTBEATS_PER_MINUTE} heartbeats in a minute`);
+        if (heartbeats.length > timers.maxHeartbeatsPerMinute)
+          refuse(`sent more than ${timers.maxHeartbeatsPerMinute} heartbeats in a minute`);
         return;
       }
       if (frame.type !== 'response' && frame.type !== 'too_large') {
