@@ -58,6 +58,8 @@ export const alertRuleRequest = z
     }
   });
 export type AlertRuleRequest = z.input<typeof alertRuleRequest>;
+/** A rule as the console has checked it, defaults filled in. */
+export type AlertRuleChecked = z.output<typeof alertRuleRequest>;
 
 /** `POST /api/alerts/channels`: a URL for slack and discord, an address for email, nothing for webhook. */
 export const alertChannelRequest = z

@@ -1,5 +1,5 @@
-import { EVENT_RULE_KINDS } from '@palisade/protocol';
-import type { AlertMetric, AlertRuleKind, Database } from '../../db/schema.js';
+import { type AlertRuleChecked, EVENT_RULE_KINDS } from '@palisade/protocol';
+import type { AlertMetric, Database } from '../../db/schema.js';
 import { badRequest, notFound } from '../../errors.js';
 import {
   accountServerIds,
@@ -14,19 +14,11 @@ import {
 import { serverTags } from '../servers/views.js';
 import { ruleCovers, ruleServerIds, ruleTags, ruleView } from './views.js';
 
-export interface RuleInput {
-  name: string;
-  kind: AlertRuleKind;
+/** A rule checked by `alertRuleRequest` (packages/protocol/src/requests/alerts.ts), with what its kind has no use for as null. */
+export type RuleInput = Omit<AlertRuleChecked, 'metric' | 'threshold'> & {
   metric: AlertMetric | null;
   threshold: number | null;
-  minutes: number;
-  repeat_minutes: number;
-  server_ids: number[] | null;
-  /** Servers with any of these tags are in scope too; with server_ids both null: every server. */
-  tags: string[] | null;
-  channel_ids: number[];
-  enabled: boolean;
-}
+};
 
 /** A rule's stored columns: only the fields its kind reads are kept. */
 const ruleRow = (input: RuleInput) => ({
