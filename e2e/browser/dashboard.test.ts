@@ -439,7 +439,10 @@ describe('dashboard in a browser', { skip: skip ?? false }, () => {
 
       await page.getByTestId('count-offline').click();
       await page.waitForURL('**/dashboard?state=offline');
+      // The filter renders after the address changes: wait for the online server's row to go.
+      await row('web-1').waitFor({ state: 'detached' });
       assert.equal(await row('web-1').count(), 0);
+      assert.equal(await row('web-2').count(), 1);
       await row('web-2').getByRole('link', { name: 'web-2' }).click();
       const meta = page.locator('.server-meta');
       await meta.getByText('Offline', { exact: true }).waitFor();
