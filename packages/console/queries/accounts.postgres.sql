@@ -19,6 +19,9 @@ select * from "accounts" where "id" = $1;
 -- insertAccount
 insert into "accounts" ("email", "name", "password_hash", "role", "permissions", "created_at", "id", "disabled_at", "totp_secret_enc", "totp_pending_enc", "totp_enabled_at", "totp_last_step") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning *;
 
+-- replaceAccountPassword
+update "accounts" set "password_hash" = $1 where "id" = $2 and "password_hash" = $3;
+
 -- setAccountDisabled
 update "accounts" set "disabled_at" = $1 where "id" = $2;
 

@@ -19,6 +19,9 @@ select * from "accounts" where "id" = ?;
 -- insertAccount
 insert into "accounts" ("email", "name", "password_hash", "role", "permissions", "created_at", "id", "disabled_at", "totp_secret_enc", "totp_pending_enc", "totp_enabled_at", "totp_last_step") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
 
+-- replaceAccountPassword
+update "accounts" set "password_hash" = ? where "id" = ? and "password_hash" = ?;
+
 -- setAccountDisabled
 update "accounts" set "disabled_at" = ? where "id" = ?;
 

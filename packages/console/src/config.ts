@@ -6,6 +6,16 @@ import proxyAddr from '@fastify/proxy-addr';
 import { LINK_HEARTBEAT_MIN_MS, LINK_HEARTBEAT_MS } from '@palisade/protocol/link';
 import { z } from 'zod';
 
+/**
+ * scrypt's cost for password hashes as log2 N (`PALISADE_PASSWORD_COST`, docs/console.md): 2^17 with
+ * r=8 needs 128 MiB and about a third of a second of one core per hash. Lower is for test runs and
+ * very small machines (the console warns at start); a hash made at a lower cost than the setting is
+ * made again at the account's next sign-in.
+ */
+export const PASSWORD_COST_DEFAULT = 17;
+export const PASSWORD_COST_MIN = 12;
+export const PASSWORD_COST_MAX = 18;
+
 /** The console's settings, read once from the environment at start and frozen. Nothing else reads `process.env`. */
 export interface ConsoleConfig {
   readonly port: number;
@@ -48,6 +58,8 @@ export interface ConsoleConfig {
   readonly retention: { readonly rawHours: number; readonly fiveMinuteDays: number; readonly hourlyDays: number };
   /** Days the audit log keeps an entry (docs/protection.md, "Audit log"). */
   readonly auditRetentionDays: number;
+  /** scrypt's cost for new password hashes, as log2 N (services/passwords.ts). */
+  readonly passwordCost: number;
 }
 
 import { PERMISSIONS, type Permission } from '@palisade/protocol';
@@ -187,6 +199,12 @@ const fields = {
   PALISADE_SAMPLES_5M_DAYS: z.coerce.number().int().min(1).max(365).default(7),
   PALISADE_SAMPLES_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   PALISADE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  PALISADE_PASSWORD_COST: z.coerce
+    .number()
+    .int()
+    .min(PASSWORD_COST_MIN)
+    .max(PASSWORD_COST_MAX)
+    .default(PASSWORD_COST_DEFAULT),
 };
 
 /** What PALISADE_TRUST_PROXY may hold, said in every refusal. */
@@ -328,5 +346,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       hourlyDays: read('PALISADE_SAMPLES_1H_DAYS'),
     }),
     auditRetentionDays: read('PALISADE_AUDIT_RETENTION_DAYS'),
+    passwordCost: read('PALISADE_PASSWORD_COST'),
   });
 }

@@ -5,7 +5,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp, createBoundaries, createServices, type Services } from './app.js';
-import type { ConsoleConfig } from './config.js';
+import { type ConsoleConfig, PASSWORD_COST_DEFAULT } from './config.js';
 import { type DatabaseHandle, openDatabase } from './db/database.js';
 import { loggerOptions } from './plugins/logging.js';
 import { type Family, METRICS_CONTENT_TYPE, type MetricsRegistry, renderMetrics } from './plugins/metrics.js';
@@ -344,6 +344,13 @@ export function printNotices(config: ConsoleConfig, print: (line: string) => voi
     print(
       'Private agent targets are allowed (PALISADE_ALLOW_PRIVATE_TARGETS=1, as `npm start` sets): the console ' +
         'may connect to loopback and private addresses. Unset it on a console that faces the internet.',
+    );
+  }
+  if (config.passwordCost < PASSWORD_COST_DEFAULT) {
+    print(
+      `Passwords are hashed with scrypt N=2^${config.passwordCost} (PALISADE_PASSWORD_COST=${config.passwordCost}), ` +
+        `cheaper to guess than the default 2^${PASSWORD_COST_DEFAULT}: meant for test runs and very small machines. ` +
+        'Unset it on a console that faces the internet: each weaker hash is made again at its account’s next sign-in.',
     );
   }
   if (!config.publicUrl) {

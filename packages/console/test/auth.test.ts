@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { findAccountByEmail } from '../src/repositories/accounts.repository.js';
 import { dialects, json, registerUser, sessionCookieFrom, type TestApp, testApp, uniqueEmail } from './support.js';
 
@@ -36,12 +38,51 @@ for (const dialect of dialects()) {
       assert.equal(me.json().data.email, email);
     });
 
-    test('the password is stored as an scrypt hash, never in clear', async () => {
+    test('the password is stored as an scrypt hash, never in clear: N=2^17 by default', async () => {
+      // The suite's consoles hash at 2^12 (TEST_ENV); this one at the setting's default.
+      const strong = await testApp(dialect, { PALISADE_PASSWORD_COST: String(loadConfig({}).passwordCost) });
+      try {
+        const user = await registerUser(strong.app);
+        const row = await findAccountByEmail(strong.db, user.email);
+        assert.ok(row);
+        assert.match(row.password_hash, /^scrypt\$17\$8\$1\$/);
+        assert.ok(!row.password_hash.includes(user.password));
+      } finally {
+        await strong.close();
+      }
+    });
+
+    test('a hash made at a lower PALISADE_PASSWORD_COST is made again at the next sign-in, and only then', async () => {
       const user = await registerUser(t.app);
-      const row = await findAccountByEmail(t.db, user.email);
-      assert.ok(row);
-      assert.match(row.password_hash, /^scrypt\$17\$8\$1\$/);
-      assert.ok(!row.password_hash.includes(user.password));
+      const before = (await findAccountByEmail(t.db, user.email))!.password_hash;
+      assert.match(before, /^scrypt\$12\$/);
+      // The same database served by a console whose cost was raised.
+      const raised = await buildApp({
+        config: { ...t.config, passwordCost: 13 },
+        db: t.db,
+        clock: () => t.clock.now,
+      });
+      try {
+        const login = (password: string) =>
+          raised.inject({ method: 'POST', url: '/api/auth/login', ...json({ email: user.email, password }) });
+        assert.equal((await login('not-the-password')).statusCode, 401);
+        assert.equal(
+          (await findAccountByEmail(t.db, user.email))!.password_hash,
+          before,
+          'a wrong password changes nothing',
+        );
+        assert.equal((await login(user.password)).statusCode, 200);
+        const after = (await findAccountByEmail(t.db, user.email))!.password_hash;
+        assert.match(after, /^scrypt\$13\$8\$1\$/);
+        assert.equal((await login(user.password)).statusCode, 200, 'the new hash holds the same password');
+        assert.equal(
+          (await findAccountByEmail(t.db, user.email))!.password_hash,
+          after,
+          'made again once, not at every sign-in',
+        );
+      } finally {
+        await raised.close();
+      }
     });
 
     test('emails are unique regardless of case', async () => {

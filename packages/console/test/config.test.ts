@@ -10,6 +10,7 @@ test('defaults give a local console on 127.0.0.1:8080 with SQLite under ./data',
   assert.equal(config.dataDir, '/srv/palisade/data');
   assert.equal(config.databaseUrl, null);
   assert.deepEqual(config.defaultPermissions, ['control.read', 'control.edit']);
+  assert.equal(config.passwordCost, 17, 'scrypt N=2^17 unless PALISADE_PASSWORD_COST says otherwise');
   assert.ok(Object.isFrozen(config));
 });
 
@@ -23,6 +24,8 @@ test('each bad variable is named in the error', () => {
     [{ PALISADE_TRUST_PROXY: 'not an ip' }, 'PALISADE_TRUST_PROXY'],
     [{ PALISADE_ALLOW_PRIVATE_TARGETS: 'maybe' }, 'PALISADE_ALLOW_PRIVATE_TARGETS'],
     [{ PALISADE_DEFAULT_PERMISSIONS: 'control.read,root' }, 'PALISADE_DEFAULT_PERMISSIONS'],
+    [{ PALISADE_PASSWORD_COST: '11' }, 'PALISADE_PASSWORD_COST'],
+    [{ PALISADE_PASSWORD_COST: '19' }, 'PALISADE_PASSWORD_COST'],
     [{ PALISADE_LOG_LEVEL: 'loud' }, 'PALISADE_LOG_LEVEL'],
     [{ PALISADE_PUBLIC_URL: 'console.example.com' }, 'PALISADE_PUBLIC_URL'],
     [{ PALISADE_SMTP_FROM: 'alerts' }, 'PALISADE_SMTP_FROM'],

@@ -4,6 +4,13 @@ import { runToEnd, spawnCaptured } from '@palisade/testkit';
 
 export const CONSOLE_CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 
+/**
+ * Test consoles hash passwords at scrypt N=2^12 (PALISADE_PASSWORD_COST) instead of 2^17: the suite
+ * signs up and signs in some thousand times, and at the default each costs a third of a second of a
+ * core. The default itself is held by auth.test.ts ("the password is stored as an scrypt hash").
+ */
+export const TEST_ENV = { PALISADE_PASSWORD_COST: '12' } as const;
+
 export interface ConsoleProcess {
   child: ChildProcess;
   url: string;
@@ -25,7 +32,7 @@ export async function startConsoleProcess(
   cli = CONSOLE_CLI,
 ): Promise<ConsoleProcess> {
   const p = spawnCaptured(process.execPath, [cli, ...args], {
-    env: { PATH: process.env.PATH ?? '', PALISADE_PORT: '0', PALISADE_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PALISADE_PORT: '0', PALISADE_LOG_LEVEL: 'warn', ...TEST_ENV, ...env },
   });
   const match = await p.waitFor(/listening on (http:\/\/\S+)/);
   if (!match) throw new Error(`console exited with ${await p.exited} before listening:\n${p.output()}`);
@@ -39,7 +46,7 @@ export async function runConsoleCli(
   input?: string,
 ): Promise<{ code: number | null; out: string }> {
   const { code, out } = await runToEnd(process.execPath, [CONSOLE_CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', PALISADE_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PALISADE_LOG_LEVEL: 'warn', ...TEST_ENV, ...env },
     input: input ?? '',
   });
   return { code, out };

@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.js';
 import { type ConsoleConfig, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
+import { TEST_ENV } from './console-process.js';
 import { isDocumented, openApiMismatch, openApiPath } from './openapi-check.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -86,6 +87,7 @@ export interface TestApp {
 export async function testApp(dialect: DialectName, env: Record<string, string> = {}): Promise<TestApp> {
   const database = await testDatabase(dialect);
   const config = loadConfig({
+    ...TEST_ENV,
     PALISADE_DATA_DIR: database.dataDir,
     ...(database.databaseUrl
       ? { PALISADE_DATABASE_URL: database.databaseUrl, PALISADE_DATABASE_SCHEMA: database.databaseSchema! }

@@ -33,6 +33,17 @@ export async function setAccountPassword(db: Database, id: number, passwordHash:
   await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }
 
+/** Sets a new hash only if the stored one is still `expected` (a password change in between wins); true if it did. */
+export async function replaceAccountPassword(db: Database, id: number, expected: string, passwordHash: string) {
+  const result = await db
+    .updateTable('accounts')
+    .set({ password_hash: passwordHash })
+    .where('id', '=', id)
+    .where('password_hash', '=', expected)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /**
  * The account and everything it owns, in one transaction. Servers and tickets go first (they refer
  * to the account's products without a cascade); the account's row then takes the rest with it

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { AccountSession, TwoFactorChallenge, TwoFactorStatus } from '@palisade/protocol';
 import { matchTotp, newTotpSecret, totpUri } from '@palisade/protocol/totp';
+import type { ConsoleConfig } from '../config.js';
 import type { AccountRow, Database } from '../db/schema.js';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../errors.js';
 import { deleteAccountAndData, findAccountById, setAccountPassword } from '../repositories/accounts.repository.js';
@@ -65,10 +66,11 @@ export interface AccountSecurityDeps {
   events: SecurityEventsService;
   /** Cached token lookups hold the account row: every change to it is published (services/coherence/). */
   changes: Pick<Coherence, 'changed'>;
+  config: Pick<ConsoleConfig, 'passwordCost'>;
 }
 
 /** Password change, sessions, two-factor sign-in and account deletion (docs/security.md, "Account security"). */
-export function createAccountSecurityService({ db, clock, secrets, events, changes }: AccountSecurityDeps) {
+export function createAccountSecurityService({ db, clock, secrets, events, changes, config }: AccountSecurityDeps) {
   const record = (
     account: AccountRow,
     kind: Parameters<SecurityEventsService['record']>[0]['kind'],
@@ -173,7 +175,7 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
       ctx: RequestContext,
     ) {
       await requirePassword(account, oldPassword, 'old_password');
-      await setAccountPassword(db, account.id, await hashPassword(newPassword));
+      await setAccountPassword(db, account.id, await hashPassword(newPassword, config.passwordCost));
       await changes.changed(account.id);
       const ended = await deleteOtherSessions(db, account.id, sessionHash(sessionId));
       // A sign-in that got past the old password and waits for its code ends too.

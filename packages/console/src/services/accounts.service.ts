@@ -7,6 +7,7 @@ import {
   countAdmins,
   findAccountByEmail,
   insertAccount,
+  replaceAccountPassword,
   setAccountDisabled,
   setAccountPermissions,
 } from '../repositories/accounts.repository.js';
@@ -18,7 +19,7 @@ import {
   touchSession,
 } from '../repositories/sessions.repository.js';
 import type { Coherence } from './coherence/index.js';
-import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import { decoyHash, hashPassword, verifyPassword, weakerThan } from './passwords.js';
 
 /** A refused login; the account (when the email is known) and why stay on the server, for the security event stream. */
 export class LoginRefused extends AppError {
@@ -75,14 +76,14 @@ export interface SessionClient {
 export interface AccountsDeps {
   db: Database;
   clock: () => number;
-  config: Pick<ConsoleConfig, 'defaultPermissions'>;
+  config: Pick<ConsoleConfig, 'defaultPermissions' | 'passwordCost'>;
   /** Cached token lookups hold the account row: every change to it is published (services/coherence/). */
   changes: Pick<Coherence, 'changed'>;
 }
 
 export function createAccountsService({ db, clock, config, changes }: AccountsDeps) {
   async function create(input: { email: string; password: string; name: string; role?: 'user' | 'admin' }) {
-    const password_hash = await hashPassword(input.password);
+    const password_hash = await hashPassword(input.password, config.passwordCost);
     try {
       return await insertAccount(db, {
         email: input.email.toLowerCase(),
@@ -128,10 +129,18 @@ export function createAccountsService({ db, clock, config, changes }: AccountsDe
     /** Same answer and about the same work for an unknown email, a wrong password and a disabled account. */
     async login(email: string, password: string) {
       const account = await findAccountByEmail(db, email.toLowerCase());
-      const ok = await verifyPassword(password, account?.password_hash ?? (await decoyHash()));
+      const ok = await verifyPassword(password, account?.password_hash ?? (await decoyHash(config.passwordCost)));
       if (!account) throw new LoginRefused(null, 'unknown email');
       if (!ok) throw new LoginRefused(account.id, 'wrong password');
       if (account.disabled_at !== null) throw new LoginRefused(account.id, 'disabled account');
+      // A hash made before PALISADE_PASSWORD_COST was raised is made again now that the password is known.
+      if (weakerThan(account.password_hash, config.passwordCost)) {
+        const stronger = await hashPassword(password, config.passwordCost);
+        if (await replaceAccountPassword(db, account.id, account.password_hash, stronger)) {
+          await changes.changed(account.id);
+          return { ...account, password_hash: stronger };
+        }
+      }
       return account;
     },
 

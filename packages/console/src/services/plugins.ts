@@ -116,8 +116,8 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   define('accounts', ['coherence'], ({ db, clock, config }, s) =>
     createAccountsService({ db, clock, config, changes: s.coherence }),
   ),
-  define('accountSecurity', ['securityEvents', 'coherence'], ({ db, clock, secrets }, s) =>
-    createAccountSecurityService({ db, clock, secrets, events: s.securityEvents, changes: s.coherence }),
+  define('accountSecurity', ['securityEvents', 'coherence'], ({ db, clock, config, secrets }, s) =>
+    createAccountSecurityService({ db, clock, config, secrets, events: s.securityEvents, changes: s.coherence }),
   ),
   define('tokens', ['coherence'], ({ db, clock }, s) =>
     createAccessTokensService({ db, clock, coherence: s.coherence }),
