@@ -36,14 +36,22 @@ export function agentKey(stateDir: string, configFile: string): string {
 }
 
 /**
- * Starts a real agent daemon on a free loopback port. `config` lines are appended to the config
- * file (dotted keys); the key is made with `palisade-agent key` before the daemon starts.
+ * Starts a real agent daemon on a free loopback port, monitor-only. `config` lines are written to the
+ * config file (dotted keys, over the defaults); the key is made with `palisade-agent key` before the
+ * daemon starts.
  */
 export async function startAgent(config: Record<string, string> = {}): Promise<AgentProcess> {
   const dir = tempDir('palisade-agent-');
   const stateDir = join(dir.path, 'state');
   const configFile = join(dir.path, 'agent.conf');
-  const lines = { 'metrics.listen': '127.0.0.1:0', 'checkin.interval_s': '5', ...config };
+  // Monitor-only unless a test asks for nftables (in a namespace of its own): files run side by side,
+  // and agents on this host must not share its `inet palisade` table.
+  const lines = {
+    'metrics.listen': '127.0.0.1:0',
+    'checkin.interval_s': '5',
+    'protection.backend': 'monitor',
+    ...config,
+  };
   writeFileSync(
     configFile,
     `${Object.entries(lines)
