@@ -100,7 +100,8 @@ describe('charts and benchmark figures in the browser', { skip: skip ?? false },
     agent = await startAgent({
       'checkin.interval_s': '5',
       'metrics.interval_s': '1',
-      'bench.max_seconds': '10',
+      // Each section's share of 20 s, so a busy machine (files run side by side) still measures the disk.
+      'bench.max_seconds': '20',
       'bench.max_disk_mb': '16',
     });
     const registered = await fetch(`${consoleProcess.url}/api/auth/register`, {
