@@ -5,7 +5,16 @@
 // `npm install -g`. Needs Linux x64, root, dpkg, ip, setpriv and nft; in CI a missing one fails.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -145,6 +154,57 @@ describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` 
     for (const file of [EXE, MJS, GEO_TAR, DEB]) assert.ok(names.includes(file.slice(OUT.length + 1)), file);
     const check = spawnSync('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: OUT, encoding: 'utf8' });
     assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+
+  test('a second build of the same commit is byte-identical, artifact by artifact', () => {
+    // The ar header of the .deb's first member carries the build's SOURCE_DATE_EPOCH (bytes 24–35 after
+    // the `!<arch>\n` magic). The second build uses that one: the artifacts may be from an earlier commit
+    // with the same inputs (e2e/support/packages.ts).
+    const epoch = Number(
+      readFileSync(DEB)
+        .subarray(8 + 16, 8 + 28)
+        .toString('ascii')
+        .trim(),
+    );
+    assert.ok(epoch > 1_600_000_000, `the .deb's time: ${epoch}`);
+    const dir = tempDir('palisade-rebuild-');
+    dirs.push(dir);
+    const again = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs'), '--out', dir.path], {
+      encoding: 'utf8',
+      env: { ...process.env, SOURCE_DATE_EPOCH: String(epoch) },
+    });
+    assert.equal(again.status, 0, again.stdout + again.stderr);
+    const artifacts = readdirSync(OUT)
+      .filter((f) => !f.startsWith('.'))
+      .sort();
+    assert.deepEqual(readdirSync(dir.path).sort(), artifacts);
+    const differ = artifacts.filter((f) => !readFileSync(join(OUT, f)).equals(readFileSync(join(dir.path, f))));
+    assert.deepEqual(differ, [], 'artifacts that differ between two builds');
+
+    // What makes them so: members in name order, each dated SOURCE_DATE_EPOCH, owned by root by number.
+    const utc = { ...process.env, TZ: 'UTC' };
+    const listings = {
+      geo: sh('tar', ['--list', '--verbose', '--numeric-owner', '--full-time', '--file', GEO_TAR], utc),
+      deb: sh(
+        'sh',
+        ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar --list --verbose --numeric-owner --full-time', '-', DEB],
+        utc,
+      ),
+    };
+    const date = new Date(epoch * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    for (const [which, listing] of Object.entries(listings)) {
+      const members = listing
+        .trim()
+        .split('\n')
+        .map((line) => /^\S+ (\S+) +\d+ (\S+ \S+) (.+)$/.exec(line));
+      assert.ok(members.length > 2, listing);
+      for (const m of members) {
+        assert.ok(m, `${which}: ${listing}`);
+        assert.deepEqual([m[1], m[2]], ['0/0', date], `${which}: ${m[0]}`);
+      }
+      const names = members.map((m) => m![3]!);
+      assert.deepEqual(names, [...names].sort(), `${which}: members in name order`);
+    }
   });
 
   test('the single executable runs with no Node.js on PATH and no node_modules', async () => {

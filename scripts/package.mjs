@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run package`: the installable artifacts, into dist/packages/ (docs/agent.md#install,
-// docs/decisions.md "Packaging"). Needs `npm run build` first (the npm script runs it).
+// `npm run package`: the installable artifacts, into dist/packages/ or `--out DIR`
+// (docs/agent.md#install, docs/decisions.md "Packaging"). Needs `npm run build` first (the npm
+// script runs it).
 //   palisade-agent-<v>.mjs              the agent in one ESM file, for hosts with Node >= 20.19
 //   palisade-agent-<v>-geo.tar          the geo country ranges to unpack beside that file
 //   palisade-agent-<v>-linux-x64        the agent as one executable (Node SEA, geo ranges inside)
@@ -16,6 +17,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -23,13 +25,18 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { rolldown } from 'rolldown';
 
 const root = new URL('..', import.meta.url).pathname;
-const out = join(root, 'dist', 'packages');
-const work = join(root, 'dist', 'package-build');
+const { values: options } = parseArgs({ options: { out: { type: 'string' } } });
+const out = resolve(options.out ?? join(root, 'dist', 'packages'));
+// The staging directory, made fresh each run (two builds may run at once, into two outputs).
+const work = mkdtempSync(join(tmpdir(), 'palisade-package-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const require = createRequire(import.meta.url);
 
 const readJson = (path) => JSON.parse(readFileSync(join(root, path), 'utf8'));
@@ -57,9 +64,7 @@ if (process.platform !== 'linux' || process.arch !== 'x64')
   fail('the executable and the .deb are built on linux-x64 only');
 
 rmSync(out, { recursive: true, force: true });
-rmSync(work, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-mkdirSync(work, { recursive: true });
 
 // --- The agent in one file ------------------------------------------------------------------
 // The agent loads some CommonJS packages with `createRequire(import.meta.url)('x')` (cheaper than
@@ -271,8 +276,7 @@ const sums = artifacts.map(
       .digest('hex')}  ${f}`,
 );
 writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
-rmSync(work, { recursive: true, force: true });
 
 for (const f of [...artifacts, 'SHA256SUMS'])
-  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  dist/packages/${f}`);
+  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
 step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);
