@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run package`: the installable artifacts, into dist/packages/ or `--out DIR`
+// `npm run package`: the installable artifacts, into dist/packages/ or `--out DIR` (emptied first)
 // (docs/agent.md#install, docs/decisions.md "Packaging"). Needs `npm run build` first (the npm
 // script runs it).
 //   palisade-agent-<v>.mjs              the agent in one ESM file, for hosts with Node >= 20.19
