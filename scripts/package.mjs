@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run package`: the installable artifacts, into dist/packages/ (docs/agent.md#install,
-// docs/decisions.md "Packaging"). Needs `npm run build` first (the npm script runs it).
+// `npm run package`: the installable artifacts, into dist/packages/ or `--out DIR` (emptied first)
+// (docs/agent.md#install, docs/decisions.md "Packaging"). Needs `npm run build` first (the npm
+// script runs it).
 //   palisade-agent-<v>.mjs              the agent in one ESM file, for hosts with Node >= 20.19
 //   palisade-agent-<v>-geo.tar          the geo country ranges to unpack beside that file
 //   palisade-agent-<v>-linux-x64        the agent as one executable (Node SEA, geo ranges inside)
@@ -8,28 +9,37 @@
 //   palisade-console-<v>.tgz            the console and its dashboard, for `npm install -g`
 //   palisade-sdk-<v>.tgz                the `palisade` CLI and SDK, for `npm install -g`
 //   SHA256SUMS
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { rolldown } from 'rolldown';
+import { changelog, manPage, shlibsDepends } from './debian.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const out = join(root, 'dist', 'packages');
-const work = join(root, 'dist', 'package-build');
+const { values: options } = parseArgs({ options: { out: { type: 'string' } } });
+const out = resolve(options.out ?? join(root, 'dist', 'packages'));
+// The staging directory, made fresh each run (two builds may run at once, into two outputs).
+const work = mkdtempSync(join(tmpdir(), 'palisade-package-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const require = createRequire(import.meta.url);
 
 const readJson = (path) => JSON.parse(readFileSync(join(root, path), 'utf8'));
@@ -55,11 +65,35 @@ for (const built of [
   if (!existsSync(join(root, built))) fail(`${built} is missing: run \`npm run build\` first`);
 if (process.platform !== 'linux' || process.arch !== 'x64')
   fail('the executable and the .deb are built on linux-x64 only');
+for (const [tool, from] of [
+  ['strip', 'binutils'],
+  ['readelf', 'binutils'],
+  ['tar', 'tar'],
+  ['dpkg-deb', 'dpkg'],
+])
+  if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
+    fail(`\`${tool}\` is missing: install ${from}`);
+
+// Reproducible builds (reproducible-builds.org): every date in every artifact is this one, so one
+// commit built twice gives the same bytes. The last commit's time unless the caller sets it.
+const epoch = Number(
+  process.env.SOURCE_DATE_EPOCH ??
+    spawnSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8' }).stdout?.trim(),
+);
+if (!Number.isSafeInteger(epoch) || epoch <= 0)
+  fail('no SOURCE_DATE_EPOCH and no git commit to take it from: set SOURCE_DATE_EPOCH=<seconds since 1970>');
+process.env.SOURCE_DATE_EPOCH = String(epoch); // dpkg-deb dates its ar members with it
+
+/** Every file and directory under `dir` (and `dir` itself) dated SOURCE_DATE_EPOCH. */
+function dateTree(dir) {
+  for (const p of ['', ...readdirSync(dir, { recursive: true })]) {
+    if (lstatSync(join(dir, p)).isSymbolicLink()) fail(`${join(dir, p)}: no links in a package`);
+    utimesSync(join(dir, p), epoch, epoch);
+  }
+}
 
 rmSync(out, { recursive: true, force: true });
-rmSync(work, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-mkdirSync(work, { recursive: true });
 
 // --- The agent in one file ------------------------------------------------------------------
 // The agent loads some CommonJS packages with `createRequire(import.meta.url)('x')` (cheaper than
@@ -129,25 +163,46 @@ for (const file of ['geo-whois-asn-country-ipv4.csv', 'geo-whois-asn-country-ipv
   geoAssets[`${file}.gz`] = gz;
 }
 copyFileSync(join(geoPackage, 'NRO_LICENSE'), join(geoDir, 'NRO_LICENSE'));
-run('tar', ['-cf', join(out, `palisade-agent-${version}-geo.tar`), '-C', work, 'palisade-agent-geo']);
+for (const f of readdirSync(geoDir)) chmodSync(join(geoDir, f), 0o644);
+chmodSync(geoDir, 0o755);
+dateTree(geoDir);
+// The same members, order, dates, owners and modes whoever builds it, wherever, whenever.
+const reproducibleTar = ['--sort=name', `--mtime=@${epoch}`, '--owner=0', '--group=0', '--numeric-owner'];
+run('tar', [
+  ...reproducibleTar,
+  '--format=gnu',
+  '-cf',
+  join(out, `palisade-agent-${version}-geo.tar`),
+  '-C',
+  work,
+  'palisade-agent-geo',
+]);
 
 // --- The single executable (Node SEA) --------------------------------------------------------
 step(`agent: single executable with Node ${process.version}`);
 const seaConfig = join(work, 'sea-config.json');
 const blob = join(work, 'sea-prep.blob');
+// Paths relative to the staging directory: the blob records the main script's path.
 writeFileSync(
   seaConfig,
   JSON.stringify({
-    main: cjs,
-    output: blob,
+    main: 'palisade-agent.cjs',
+    output: 'sea-prep.blob',
     disableExperimentalSEAWarning: true,
     useCodeCache: true,
-    assets: geoAssets,
+    assets: Object.fromEntries(Object.entries(geoAssets).map(([name, path]) => [name, path.slice(work.length + 1)])),
   }),
 );
-run(process.execPath, ['--experimental-sea-config', seaConfig]);
+// The code cache holds V8's hashes of the script's strings, seeded at random in each process, so
+// two builds differ. A fixed --random-seed fixes that seed; V8 leaves this flag out of the flag hash
+// it checks the cache against, so the executable (random seed) still accepts the cache, where
+// --hash-seed would have it rejected ("Code cache data rejected").
+run(process.execPath, ['--random-seed=1', '--experimental-sea-config', seaConfig], { cwd: work });
 const exe = join(out, `palisade-agent-${version}-linux-x64`);
-copyFileSync(process.execPath, exe);
+// Node's binary as shipped carries its symbol table and debug information (13 MB). Stripped the way
+// dh_strip strips an executable, before the blob goes in: stripping after postject breaks the
+// executable (it crashes at start).
+run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', exe, process.execPath]);
 chmodSync(exe, 0o755);
 // postject's CLI (its LIEF part warns about Node's .note sections, harmlessly); its output is shown on failure only.
 try {
@@ -181,6 +236,19 @@ mkdirSync(join(deb, 'usr/bin'), { recursive: true });
 copyFileSync(exe, join(deb, 'usr/bin/palisade-agent'));
 chmodSync(join(deb, 'usr/bin/palisade-agent'), 0o755);
 const packaging = join(root, 'packages/agent/packaging');
+const control = readFileSync(join(packaging, 'control'), 'utf8');
+const field = (name) => new RegExp(`^${name}: (.*)$`, 'm').exec(control)[1];
+const gzip = (text) => gzipSync(text, { level: 9 }); // no name, time 0: what `gzip -9n` writes
+debFile(
+  'usr/share/doc/palisade-agent/changelog.gz',
+  gzip(changelog({ name: 'palisade-agent', version, maintainer: field('Maintainer'), epoch })),
+);
+const help = (args) => run(exe, args, { env: { PATH: '/usr/bin:/bin' } }).toString();
+debFile(
+  'usr/share/man/man8/palisade-agent.8.gz',
+  gzip(manPage({ help, version, epoch, summary: field('Description') })),
+);
+debFile('usr/share/lintian/overrides/palisade-agent', readFileSync(join(packaging, 'lintian-overrides')));
 debFile('lib/systemd/system/palisade-agent.service', readFileSync(join(packaging, 'palisade-agent.service')));
 debFile('etc/palisade-agent/agent.conf', readFileSync(join(root, 'packages/agent/examples/agent.conf')), 0o600);
 chmodSync(join(deb, 'etc/palisade-agent'), 0o700);
@@ -191,6 +259,21 @@ debFile('usr/share/doc/palisade-agent/agent.md', readFileSync(join(root, 'docs/a
 for (const script of ['preinst', 'postinst', 'prerm', 'postrm'])
   debFile(`DEBIAN/${script}`, readFileSync(join(packaging, script)), 0o755);
 debFile('DEBIAN/conffiles', '/etc/palisade-agent/agent.conf\n');
+// What `debsums` and `dpkg --verify` check against; conffiles are left out, as dh_md5sums does.
+const md5sums = readdirSync(deb, { recursive: true })
+  .filter((p) => !p.startsWith('DEBIAN') && !p.startsWith('etc/') && statSync(join(deb, p)).isFile())
+  .sort()
+  .map(
+    (p) =>
+      `${createHash('md5')
+        .update(readFileSync(join(deb, p)))
+        .digest('hex')}  ${p}\n`,
+  );
+debFile('DEBIAN/md5sums', md5sums.join(''));
+// Directories as mkdir made them depend on the umask: 0755, except the two the agent's user owns.
+const privateDirs = ['etc/palisade-agent', 'var/lib/palisade-agent'];
+for (const p of ['', ...readdirSync(deb, { recursive: true })])
+  if (statSync(join(deb, p)).isDirectory() && !privateDirs.includes(p)) chmodSync(join(deb, p), 0o755);
 const installedKb = Math.ceil(
   readdirSync(deb, { recursive: true })
     .map((p) => statSync(join(deb, p)))
@@ -199,11 +282,15 @@ const installedKb = Math.ceil(
 );
 debFile(
   'DEBIAN/control',
-  readFileSync(join(packaging, 'control'), 'utf8')
+  control
     .replace('@VERSION@', version)
-    .replace('@INSTALLED_SIZE@', String(installedKb)),
+    .replace('@INSTALLED_SIZE@', String(installedKb))
+    .replace('@DEPENDS@', shlibsDepends(exe)),
 );
+dateTree(deb);
 const debName = `palisade-agent_${version}_amd64.deb`;
+// dpkg-deb sorts the members, dates the ar members SOURCE_DATE_EPOCH (from the environment) and
+// takes the files' own dates, set above.
 run('dpkg-deb', ['--root-owner-group', '-Zgzip', '--build', deb, join(out, debName)]);
 
 // --- npm tarballs ------------------------------------------------------------------------------
@@ -271,8 +358,7 @@ const sums = artifacts.map(
       .digest('hex')}  ${f}`,
 );
 writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
-rmSync(work, { recursive: true, force: true });
 
 for (const f of [...artifacts, 'SHA256SUMS'])
-  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  dist/packages/${f}`);
+  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
 step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);

@@ -13,6 +13,7 @@ const STAMP = join(PACKAGES_DIR, '.inputs-sha256');
 /** Everything scripts/package.mjs reads: the script, the manifests, the built code, packaging files, Node itself. */
 const INPUTS = [
   'scripts/package.mjs',
+  'scripts/debian.mjs',
   'package.json',
   'package-lock.json',
   'docs/agent.md',
