@@ -74,18 +74,20 @@ const logGid = () => {
   const adm = spawnSync('getent', ['group', 'adm'], { encoding: 'utf8' });
   return adm.status === 0 ? Number(adm.stdout.split(':')[2]) : 0;
 };
-/** Pids of running processes whose executable is the packaged agent (zombies have none). */
-const agentProcesses = () =>
+/** Pids of running processes whose executable is the packaged agent, or another (zombies have none). */
+const agentProcesses = (bin = '/usr/bin/palisade-agent') =>
   readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readlinkSync(`/proc/${p}/exe`).startsWith('/usr/bin/palisade-agent');
+        return readlinkSync(`/proc/${p}/exe`).startsWith(bin);
       } catch {
         return false;
       }
     })
     .map(Number);
+/** Where the script installs the single executable where there is no dpkg (or with --exe). */
+const EXE = '/usr/local/bin/palisade-agent';
 const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
 
 /** The shown line for a root shell (the dashboard's `root_command`): saved to a file, run only when downloaded. */
@@ -213,6 +215,8 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
 
   after(async () => {
     stopBackgroundAgent();
+    for (const pid of agentProcesses(EXE)) spawnSync('kill', [String(pid)]);
+    rmSync(EXE, { force: true });
     removeNamespace();
     purge();
     releaseLock();
@@ -662,5 +666,27 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     // Its token went with the server: a second forget is a 401.
     const again = await call('DELETE', '/api/agent/server', undefined, { authorization: 'Bearer dmn_unknown' });
     assert.equal(again.status, 401);
+  });
+
+  test('palisade-agent uninstall --purge removes the single executable, and the table a killed agent left', async () => {
+    const created = await newToken(productId);
+    const res = runLine(consoleProc.url, `--token ${created.token} --connect outbound --exe`, {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /installing the single executable as \/usr\/local\/bin\/palisade-agent/);
+    assert.equal(agentProcesses(EXE).length, 1, res.out);
+    await eventually('the table made', async () => (hasTable() ? true : undefined));
+    // Killed (a crash, an OOM kill): it could not drop its table on the way out, as it does on TERM.
+    for (const pid of agentProcesses(EXE)) spawnSync('kill', ['-9', String(pid)]);
+    await eventually('the agent killed', async () => (agentProcesses(EXE).length === 0 ? true : undefined));
+    assert.ok(hasTable(), 'a killed agent leaves its table');
+    const gone = spawnSync('ip', ['netns', 'exec', NS, EXE, 'uninstall', '--purge'], { encoding: 'utf8' });
+    const out = `${gone.stdout}${gone.stderr}`;
+    assert.equal(gone.status, 0, out);
+    assert.ok(!hasTable(), `the nftables table is gone:\n${out}`);
+    assert.ok(!existsSync(EXE) && !existsSync('/var/lib/palisade-agent') && !existsSync('/etc/palisade-agent'));
+    assert.match(
+      out,
+      /^removed its nftables table \(inet palisade\)\nremoved \/usr\/local\/bin\/palisade-agent\nremoved /,
+    );
   });
 });
