@@ -1,7 +1,7 @@
 // The address the console writes into /install/agent.sh (docs/agent.md, "One-line install";
 // docs/security.md, "Install script and package"), attacked through the `Host` header of a real
 // console process with PALISADE_PUBLIC_URL unset: raw HTTP over node:net, since fetch sets Host
-// itself. The script's `CONSOLE=` line is then run in sh, as `curl … | sudo sh` would run it.
+// itself. The script's `CONSOLE=` line is then run in sh, as `sudo sh palisade-install.sh` would run it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

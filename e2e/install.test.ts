@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
-import { runToEnd } from '@palisade/testkit';
+import { closedPort, runToEnd } from '@palisade/testkit';
 import { packagedArtifacts } from './support/packages.js';
 import {
   type ConsoleProcess,
@@ -74,30 +74,42 @@ const logGid = () => {
   const adm = spawnSync('getent', ['group', 'adm'], { encoding: 'utf8' });
   return adm.status === 0 ? Number(adm.stdout.split(':')[2]) : 0;
 };
-/** Pids of running processes whose executable is the packaged agent (zombies have none). */
-const agentProcesses = () =>
+/** Pids of running processes whose executable is the packaged agent, or another (zombies have none). */
+const agentProcesses = (bin = '/usr/bin/palisade-agent') =>
   readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readlinkSync(`/proc/${p}/exe`).startsWith('/usr/bin/palisade-agent');
+        return readlinkSync(`/proc/${p}/exe`).startsWith(bin);
       } catch {
         return false;
       }
     })
     .map(Number);
+/** Where the script installs the single executable where there is no dpkg (or with --exe). */
+const EXE = '/usr/local/bin/palisade-agent';
 const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
 
-/** Runs the install line as an operator pastes it: here on the host, or inside the namespace. */
-function runLine(consoleUrl: string, args: string, env: Record<string, string> = {}, inNamespace = false) {
-  const line = `curl -fsSL ${consoleUrl}/install/agent.sh | sh -s -- ${args}`;
+/** The shown line for a root shell (the dashboard's `root_command`): saved to a file, run only when downloaded. */
+const pasted = (consoleUrl: string, args: string) =>
+  `curl -fsSL ${consoleUrl}/install/agent.sh -o palisade-install.sh && sh palisade-install.sh ${args}`;
+/** Where the line saves the script (the operator's working directory). */
+const lineDir = tempDir('palisade-install-line-');
+
+/** Runs a shell line (the install line as pasted) here on the host, or inside the namespace. */
+function runShell(line: string, env: Record<string, string> = {}, inNamespace = false) {
   const argv = inNamespace ? ['ip', 'netns', 'exec', NS, 'sh', '-c', line] : ['sh', '-c', line];
   const res = spawnSync(argv[0]!, argv.slice(1), {
     encoding: 'utf8',
+    cwd: lineDir.path,
     env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', ...env },
   });
   return { code: res.status, out: `${res.stdout}${res.stderr}`, stderr: res.stderr };
 }
+
+/** Runs the install line as an operator pastes it: here on the host, or inside the namespace. */
+const runLine = (consoleUrl: string, args: string, env: Record<string, string> = {}, inNamespace = false) =>
+  runShell(pasted(consoleUrl, args), env, inNamespace);
 
 describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () => {
   const dir = tempDir('palisade-install-');
@@ -109,6 +121,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
   let smallProductId = 0;
   let usedToken = '';
   let agentPid = 0;
+  let outboundServerId = 0;
   let releaseLock = () => {};
 
   async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -131,7 +144,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
   const newToken = async (product: number, extra: Record<string, unknown> = {}) => {
     const made = await call('POST', '/api/enrolment-tokens', { product_id: product, ...extra });
     assert.equal(made.status, 201, JSON.stringify(made.body));
-    return made.body.data as { id: number; token: string; command: string };
+    return made.body.data as { id: number; token: string; command: string; root_command: string };
   };
 
   const stopBackgroundAgent = () => {
@@ -202,6 +215,8 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
 
   after(async () => {
     stopBackgroundAgent();
+    for (const pid of agentProcesses(EXE)) spawnSync('kill', [String(pid)]);
+    rmSync(EXE, { force: true });
     removeNamespace();
     purge();
     releaseLock();
@@ -209,6 +224,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     await consoleProc?.kill();
     dir.remove();
     badDir.remove();
+    lineDir.remove();
   });
 
   test('the console serves the script with its address, SHA256SUMS and the allow-listed artifacts only', async () => {
@@ -237,17 +253,86 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     }
   });
 
-  test('without artifacts the console says to run npm run package', async () => {
+  test("without artifacts the line fails, printing the console's 503 saying to run npm run package", async () => {
     const bare = await startConsoleProcess({
       PALISADE_DATA_DIR: join(badDir.path, 'data-bare'),
       PALISADE_ARTIFACTS_DIR: join(badDir.path, 'nothing-here'),
     });
     try {
-      const res = await fetch(`${bare.url}/install/agent.sh`);
-      assert.equal(res.status, 503);
-      assert.match(await res.text(), /npm run package/);
+      const sums = await fetch(`${bare.url}/install/SHA256SUMS`);
+      assert.equal(sums.status, 503);
+      assert.match(await sums.text(), /npm run package/);
+      // (this console listens on 127.0.0.1: the line runs on the host, and stops before changing anything)
+      const res = runLine(bare.url, `--token enr_${'A'.repeat(38)}`);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /the console answered HTTP 503 for SHA256SUMS:\nThis console has no agent packages/);
+      assert.match(res.stderr, /run `npm run package`/);
+      assert.match(res.stderr, /Nothing was changed/);
+      assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
     } finally {
       await bare.kill();
+    }
+  });
+
+  test('the line fails when the console is down: nothing runs, and its exit says so', async () => {
+    const { root_command } = await newToken(productId);
+    const down = `http://${HOST_IP}:${await closedPort()}`;
+    const res = runShell(root_command.replace(consoleProc.url, down), {}, true);
+    assert.equal(res.code, 7, `curl's "could not connect" is the line's exit, not 0:\n${res.out}`);
+    assert.match(res.stderr, /curl: \(7\)/);
+    assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+  });
+
+  test('the script refuses a musl host (Alpine) and changes nothing', async () => {
+    // musl's ldd, bind-mounted over glibc's in the line's own mount namespace (ip netns exec makes one).
+    const fakeLdd = join(badDir.path, 'ldd');
+    writeFileSync(fakeLdd, "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.4' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
+    const ldd = execFileSync('sh', ['-c', 'command -v ldd'], { encoding: 'utf8' }).trim();
+    const { token } = await newToken(productId);
+    const res = runShell(`mount --bind ${fakeLdd} ${ldd} && ${pasted(consoleProc.url, `--token ${token}`)}`, {}, true);
+    assert.equal(res.code, 1, res.out);
+    assert.match(res.stderr, /C library is musl \(Alpine or similar\); the agent is built for glibc 2\.28 or newer/);
+    assert.match(res.stderr, /Nothing was changed/);
+    assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+  });
+
+  test('port 9740 taken: the line says address already in use at once, no token advice, token unused', async () => {
+    // Another program on the agent's port, in the server's namespace.
+    const squatter = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        NS,
+        process.execPath,
+        '-e',
+        "require('node:net').createServer().listen(9740, '0.0.0.0', () => console.log('listening'))",
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        squatter.stdout!.once('data', () => resolve());
+        squatter.once('exit', () => reject(new Error('the listener on 9740 stopped')));
+      });
+      const created = await newToken(productId);
+      const res = runLine(consoleProc.url, `--token ${created.token}`, {}, true);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /the agent could not start: address already in use \(.*0\.0\.0\.0:9740/);
+      assert.doesNotMatch(res.out, /new token|is installed and running|registered with/, res.out);
+      assert.match(res.stderr, /the token was not used/);
+      assert.deepEqual(agentProcesses(), [], 'no agent left running');
+      const listed = (await call('GET', '/api/enrolment-tokens')).body.data.tokens.find(
+        (x: { id: number }) => x.id === created.id,
+      );
+      assert.equal(listed.uses, 0, 'the token is still good');
+    } finally {
+      squatter.kill();
+      for (const pid of agentProcesses()) spawnSync('kill', [String(pid)]);
+      purge();
+      rmSync(LOG, { force: true });
     }
   });
 
@@ -331,14 +416,16 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
 
   test('pasting the line on a fresh server installs, registers, and the server is online with metrics', async (t) => {
     const created = await newToken(productId);
-    assert.equal(
-      created.command,
-      `curl -fsSL ${consoleProc.url}/install/agent.sh | sudo sh -s -- --token ${created.token}`,
-    );
+    assert.equal(created.root_command, pasted(consoleProc.url, `--token ${created.token}`));
+    assert.equal(created.command, created.root_command.replace('&& sh ', '&& sudo sh '), 'the sudo form');
     usedToken = created.token;
     const started = Date.now();
-    const res = runLine(consoleProc.url, created.command.split(' -- ')[1]!, {}, true);
+    // The root shell's form as shown (this namespace has no sudo, as many root-only hosts).
+    const res = runShell(created.root_command, {}, true);
     assert.equal(res.code, 0, res.out);
+    assert.match(res.stderr, /warning: http:\/\/.* is plain HTTP/);
+    assert.match(res.out, /nothing restarts the agent if it stops, and nothing starts it at boot/);
+    assert.match(res.out, /log patterns read \/var\/log\/auth\.log and most logs only in the adm group/);
     assert.match(res.out, /SHA-256 verified/);
     assert.match(res.out, /registered with .* \(server \d+\)/);
     assert.match(res.out, new RegExp(`reaches this agent at http://${NS_IP.replace(/\./g, '\\.')}:9740`));
@@ -537,5 +624,69 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     assert.equal(metrics.body.agent.version, VERSION);
     const enrolment = JSON.parse(readFileSync('/var/lib/palisade-agent/enrolment.json', 'utf8'));
     assert.equal(enrolment.connect, 'outbound', 'kept in the enrolment: the config file is not edited');
+    outboundServerId = serverId;
+  });
+
+  /** Whether the agent's nftables table is in the server's namespace. */
+  const hasTable = () =>
+    spawnSync('ip', ['netns', 'exec', NS, 'nft', 'list', 'table', 'inet', 'palisade'], { stdio: 'ignore' }).status ===
+    0;
+
+  test('without systemd, dpkg -r stops the agent and removes its table, saying what is left; -P removes the user', async () => {
+    assert.ok(outboundServerId > 0, 'the outbound test installed an agent');
+    assert.ok(agentProcesses().length > 0 && hasTable(), 'an agent runs, with its nftables table');
+    const removed = spawnSync('ip', ['netns', 'exec', NS, 'dpkg', '-r', 'palisade-agent'], { encoding: 'utf8' });
+    const out = `${removed.stdout}${removed.stderr}`;
+    assert.equal(removed.status, 0, out);
+    assert.deepEqual(agentProcesses(), [], `no agent runs from the deleted executable:\n${out}`);
+    assert.ok(!hasTable(), 'the nftables table is gone');
+    assert.match(out, /stopped the agent \(pid \d+/);
+    assert.match(out, /kept \/etc\/palisade-agent .* 'dpkg --purge palisade-agent' removes them/);
+    const purged = spawnSync('ip', ['netns', 'exec', NS, 'dpkg', '-P', 'palisade-agent'], { encoding: 'utf8' });
+    assert.equal(purged.status, 0, purged.stdout + purged.stderr);
+    assert.doesNotMatch(purged.stderr, /user was kept/);
+    assert.notEqual(spawnSync('getent', ['passwd', 'palisade-agent']).status, 0, 'the user is removed');
+    assert.ok(!existsSync('/var/lib/palisade-agent') && !existsSync(LOG), 'state and log removed');
+  });
+
+  test('--uninstall --forget --purge removes the agent and its server in the console', async () => {
+    const created = await newToken(productId);
+    const res = runLine(consoleProc.url, `--token ${created.token} --connect outbound`, {}, true);
+    assert.equal(res.code, 0, res.out);
+    const serverId = Number(/\(server (\d+)\)/.exec(res.out)?.[1]);
+    assert.equal((await call('GET', `/api/servers/${serverId}`)).status, 200);
+    await eventually('the table made', async () => (hasTable() ? true : undefined));
+    const gone = runShell('sh palisade-install.sh --uninstall --forget --purge', {}, true);
+    assert.equal(gone.code, 0, gone.out);
+    assert.match(gone.out, /removed this server from the console at /);
+    assert.equal((await call('GET', `/api/servers/${serverId}`)).status, 404, 'the server is gone from the console');
+    assert.deepEqual(agentProcesses(), [], gone.out);
+    assert.ok(!hasTable(), 'the nftables table is gone');
+    assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'package and state purged');
+    // Its token went with the server: a second forget is a 401.
+    const again = await call('DELETE', '/api/agent/server', undefined, { authorization: 'Bearer dmn_unknown' });
+    assert.equal(again.status, 401);
+  });
+
+  test('palisade-agent uninstall --purge removes the single executable, and the table a killed agent left', async () => {
+    const created = await newToken(productId);
+    const res = runLine(consoleProc.url, `--token ${created.token} --connect outbound --exe`, {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /installing the single executable as \/usr\/local\/bin\/palisade-agent/);
+    assert.equal(agentProcesses(EXE).length, 1, res.out);
+    await eventually('the table made', async () => (hasTable() ? true : undefined));
+    // Killed (a crash, an OOM kill): it could not drop its table on the way out, as it does on TERM.
+    for (const pid of agentProcesses(EXE)) spawnSync('kill', ['-9', String(pid)]);
+    await eventually('the agent killed', async () => (agentProcesses(EXE).length === 0 ? true : undefined));
+    assert.ok(hasTable(), 'a killed agent leaves its table');
+    const gone = spawnSync('ip', ['netns', 'exec', NS, EXE, 'uninstall', '--purge'], { encoding: 'utf8' });
+    const out = `${gone.stdout}${gone.stderr}`;
+    assert.equal(gone.status, 0, out);
+    assert.ok(!hasTable(), `the nftables table is gone:\n${out}`);
+    assert.ok(!existsSync(EXE) && !existsSync('/var/lib/palisade-agent') && !existsSync('/etc/palisade-agent'));
+    assert.match(
+      out,
+      /^removed its nftables table \(inet palisade\)\nremoved \/usr\/local\/bin\/palisade-agent\nremoved /,
+    );
   });
 });

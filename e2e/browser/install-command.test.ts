@@ -32,14 +32,13 @@ describe('the install command in the browser', { skip: skip ?? false }, () => {
       const command = page.getByTestId('install-command');
       await command.waitFor();
       const line = (await command.textContent()) ?? '';
-      assert.match(
-        line,
-        new RegExp(
-          `^curl -fsSL ${suite.url.replace(/\./g, '\\.')}/install/agent\\.sh \\| sudo sh -s -- --token enr_[0-9A-Za-z]{38}$`,
-        ),
-      );
+      // Saved to a file, run only when downloaded; with sudo, and for a root shell without it.
+      const download = `curl -fsSL ${suite.url.replace(/\./g, '\\.')}/install/agent\\.sh -o palisade-install\\.sh && `;
+      assert.match(line, new RegExp(`^${download}sudo sh palisade-install\\.sh --token enr_[0-9A-Za-z]{38}$`));
+      const rootLine = (await page.getByTestId('install-command-root').textContent()) ?? '';
+      assert.equal(rootLine, line.replace('&& sudo sh ', '&& sh '));
       const section = page.getByRole('region', { name: 'Install command' });
-      assert.equal(await section.getByRole('button', { name: 'Copy' }).count(), 1);
+      assert.equal(await section.getByRole('button', { name: 'Copy' }).count(), 2);
       const table = page.getByRole('table', { name: 'Enrolment tokens' });
       await table.getByText(`enr_…${line.slice(-4)}`).waitFor();
       await table.getByText('0 of 1').waitFor();

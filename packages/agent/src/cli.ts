@@ -161,6 +161,20 @@ withConfig(
     },
   );
 
+program
+  .command('uninstall')
+  .description('stop and remove the agent (the package, or the single executable), its firewall table and unit')
+  .option('--purge', 'also remove the config, the state (key, enrolment, lists) and the log')
+  .option('--forget', 'first remove this server from the console it is registered with')
+  .option('-s, --state-dir <dir>', 'state directory', DEFAULT_STATE_DIR)
+  .action(async (o: { stateDir: string; purge?: boolean; forget?: boolean }) => {
+    const { uninstallCommand } = await import('./cli/uninstall.js');
+    await uninstallCommand({ deps: realDeps(), print }, o.stateDir, {
+      purge: o.purge === true,
+      forget: o.forget === true,
+    }).catch(fail);
+  });
+
 withConfig(
   program.command('alert-test').description('send a test event to alerter.url (through the daemon when it runs)'),
 )

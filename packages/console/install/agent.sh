@@ -2,9 +2,10 @@
 # Palisade agent, one-line install and upgrade (docs/agent.md, "One-line install"), served by the
 # console at /install/agent.sh with its own address filled in (CONSOLE below):
 #
-#   curl -fsSL <console>/install/agent.sh | sudo sh -s -- --token enr_…
+#   curl -fsSL <console>/install/agent.sh -o palisade-install.sh && sudo sh palisade-install.sh --token enr_…
 #
-# Checks (each refuses and changes nothing): root, Linux, x86_64. Downloads the .deb (or, without
+# (saved to a file first: `curl … | sh` runs an empty script and succeeds when the download fails).
+# Checks (each refuses and changes nothing): root, Linux, x86_64, glibc (not musl). Downloads the .deb (or, without
 # dpkg, the single executable) and SHA256SUMS from the console, verifies the sum before installing
 # anything, installs, starts the agent (systemd when it runs, else in the background) and runs
 # `palisade-agent register` with the token. Re-running it upgrades in place: the .deb keeps
@@ -20,8 +21,11 @@
 #                      reaches the agent's address at registration, else the agent keeps an
 #                      outbound link to the console), direct or outbound
 #          --exe       install the single executable even where dpkg exists
+#          --uninstall stop and remove the agent (`palisade-agent uninstall`); with --purge its
+#                      config and state too, with --forget its server in the console too
 # For tests, these stand in for the host's answers: PALISADE_INSTALL_UNAME_S (uname -s),
-# PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u).
+# PALISADE_INSTALL_UNAME_M (uname -m), PALISADE_INSTALL_UID (id -u); PALISADE_INSTALL_WAIT_S (30)
+# is how long the agent has to start before registering.
 set -eu
 
 # Filled in by the console as single-quoted sh words (packages/console/src/routes/install/index.ts).
@@ -32,6 +36,10 @@ NAME=''
 URL=''
 CONNECT=auto
 EXE_ONLY=0
+UNINSTALL=0
+PURGE=0
+FORGET=0
+WAIT=${PALISADE_INSTALL_WAIT_S:-30}
 STARTED=$(date +%s)
 
 say() { printf 'palisade-install: %s\n' "$*"; }
@@ -48,7 +56,10 @@ while [ $# -gt 0 ]; do
     --url) [ $# -ge 2 ] || die "--url needs a value"; URL=$2; shift 2 ;;
     --connect) [ $# -ge 2 ] || die "--connect needs a value"; CONNECT=$2; shift 2 ;;
     --exe) EXE_ONLY=1; shift ;;
-    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect or --exe)" ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --purge) PURGE=1; shift ;;
+    --forget) FORGET=1; shift ;;
+    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect, --exe, --uninstall, --purge or --forget)" ;;
   esac
 done
 case "$CONNECT" in
@@ -63,8 +74,34 @@ case "$arch" in
   x86_64 | amd64) ;;
   *) die "this CPU is $arch; the agent is built for x86_64 (amd64) only. Nothing was changed." ;;
 esac
+case "$WAIT" in '' | *[!0-9]*) die "PALISADE_INSTALL_WAIT_S: expected whole seconds, not $WAIT" ;; esac
 uid=${PALISADE_INSTALL_UID:-$(id -u)}
-[ "$uid" = 0 ] || die "run as root: curl -fsSL $CONSOLE/install/agent.sh | sudo sh -s -- --token ... Nothing was changed."
+[ "$uid" = 0 ] || die "run as root: sudo sh palisade-install.sh --token ..., or the same without sudo in a root shell. Nothing was changed."
+
+if [ "$UNINSTALL" = 1 ]; then
+  # The agent removes itself (docs/agent.md, "Uninstall"): the package through dpkg, whose
+  # maintainer scripts stop it whatever the init system, or the single executable by itself.
+  for bin in /usr/bin/palisade-agent /usr/local/bin/palisade-agent; do
+    if [ -x "$bin" ]; then
+      set -- uninstall
+      [ "$PURGE" = 0 ] || set -- "$@" --purge
+      [ "$FORGET" = 0 ] || set -- "$@" --forget
+      exec "$bin" "$@"
+    fi
+  done
+  die "no palisade-agent is installed here (neither /usr/bin/palisade-agent nor /usr/local/bin/palisade-agent). Nothing was changed."
+fi
+[ "$PURGE" = 0 ] && [ "$FORGET" = 0 ] || die "--purge and --forget go with --uninstall. Nothing was changed."
+
+# The executable is linked against glibc (2.28 or newer); on musl it cannot even start.
+if command -v ldd >/dev/null 2>&1 && ldd --version 2>&1 | grep -qi musl; then
+  die "this host's C library is musl (Alpine or similar); the agent is built for glibc 2.28 or newer (Debian 10+, Ubuntu 20.04+, RHEL 8+). Nothing was changed."
+fi
+case "$CONSOLE" in
+  http://*)
+    printf 'palisade-install: warning: %s is plain HTTP: the packages, the token and the agent key cross the network unencrypted (the SHA-256 comes from the same console). Serve the console over HTTPS (docs/deploy.md).\n' "$CONSOLE" >&2
+    ;;
+esac
 for tool in curl sha256sum awk; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is needed and missing. Nothing was changed."
 done
@@ -102,8 +139,15 @@ fi
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT INT TERM
+# A refusal's text (a 503 saying to run `npm run package`) is printed, printable ASCII only.
 fetch() {
-  curl -fsSL --retry 2 -o "$TMP/$1" "$CONSOLE/install/$1" || die "could not download $1 from $CONSOLE. Nothing was changed."
+  code=$(curl -sSL --retry 2 --retry-delay 1 -o "$TMP/$1" -w '%{http_code}' "$CONSOLE/install/$1") ||
+    die "could not download $1 from $CONSOLE (curl said why above). Nothing was changed."
+  if [ "$code" != 200 ]; then
+    printf 'palisade-install: the console answered HTTP %s for %s:\n' "$code" "$1" >&2
+    head -c 2000 "$TMP/$1" | tr -cd '\11\12\40-\176' >&2
+    die "could not download $1 from $CONSOLE. Nothing was changed."
+  fi
 }
 say "downloading $ARTIFACT from $CONSOLE"
 fetch SHA256SUMS
@@ -171,6 +215,12 @@ UNIT
   fi
 fi
 
+# Whether a process runs (a child that exited stays a zombie until reaped: not running).
+alive() {
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
 if [ "$SYSTEMD" = 1 ]; then
   systemctl enable palisade-agent.service >/dev/null 2>&1 || true
   systemctl restart palisade-agent.service
@@ -194,13 +244,53 @@ else
   fi
   AGENT_PID=$!
   say "systemd is not running: started in the background (log $LOG)"
+  say "nothing restarts the agent if it stops, and nothing starts it at boot: have this host's init run \`$BIN run --config $CONF --state-dir $STATE\` (or run this line again after a reboot)"
+  if getent passwd palisade-agent >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+    say "it runs as palisade-agent: log patterns read /var/log/auth.log and most logs only in the adm group (usermod -aG adm palisade-agent, then run this line again)"
+  fi
+  # Until it answers on its control socket, or it stops: a port taken is said now, not after the wait.
+  i=0
+  while [ ! -S "$STATE/agent.sock" ] && alive "$AGENT_PID" && [ "$i" -lt $((WAIT * 10)) ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
 fi
+
+# Why the agent started in the background stopped (its last error line), or nothing when it runs.
+agent_failure() {
+  [ "$SYSTEMD" = 0 ] && ! alive "$AGENT_PID" || return 0
+  line=$(grep -i 'error\|cannot\|palisade-agent:' "$LOG" 2>/dev/null | tail -n 1 | tr -cd '\11\40-\176')
+  case "$line" in
+    *'already in use'*)
+      printf 'the agent could not start: address already in use (%s). Another program listens on its port: find it with `ss -ltnp`, stop it or set metrics.listen in %s, then run the line again' "$line" "$CONF"
+      ;;
+    *) printf 'the agent stopped at once (%s; more in %s); fix the cause and run the line again' "${line:-no error in the log}" "$LOG" ;;
+  esac
+}
 
 if [ -n "$TOKEN" ]; then
   set -- register --console "$CONSOLE" --token "$TOKEN" --connect "$CONNECT" --config "$CONF" --state-dir "$STATE"
   [ -z "$NAME" ] || set -- "$@" --name "$NAME"
   [ -z "$URL" ] || set -- "$@" --url "$URL"
-  if ! "$BIN" "$@"; then
+  failed=$(agent_failure)
+  if [ -n "$failed" ]; then
+    [ "$FRESH" = 0 ] || rm -f "$STATE/agent-key.json"
+    die "$failed. Nothing was registered and the token was not used"
+  fi
+  [ "$WAIT" -gt 0 ] || WAIT=1
+  set -- "$@" --wait "$WAIT"
+  rc=0
+  "$BIN" "$@" || rc=$?
+  if [ "$rc" != 0 ]; then
+    failed=$(agent_failure)
+    # A new token only where the console refused this one (exit 3: unknown, expired, used up, revoked).
+    if [ -n "$failed" ]; then
+      advice="$failed; the token was not used"
+    elif [ "$rc" = 3 ]; then
+      advice="run the line again with a new token"
+    else
+      advice="the token was not used: run the line again once the cause (above) is fixed"
+    fi
     if [ "$FRESH" = 1 ] && [ ! -f "$STATE/enrolment.json" ]; then
       # Nothing that was refused keeps running: no agent on its port, no key that works.
       if [ "$SYSTEMD" = 1 ]; then
@@ -214,11 +304,14 @@ if [ -n "$TOKEN" ]; then
         kill "$watchdog" 2>/dev/null || true
       fi
       rm -f "$STATE/agent-key.json"
-      die "registering failed (above), so the agent was stopped again and its key removed: nothing listens on its port. The package stays installed; run the line again with a new token once the cause is fixed"
+      die "registering failed (above), so the agent was stopped again and its key removed: nothing listens on its port. The package stays installed; $advice"
     fi
-    die "the agent is installed and running, but registering failed (above); run the line again with a new token"
+    [ -n "$failed" ] || die "the agent is installed and running, but registering failed (above); $advice"
+    die "$advice"
   fi
 else
+  failed=$(agent_failure)
+  [ -z "$failed" ] || die "$failed"
   say "upgraded; the agent keeps its registration ($("$BIN" --version))"
 fi
 say "done in $(($(date +%s) - STARTED)) s"

@@ -3,8 +3,11 @@ import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, SECTION_NAMES } from './dashboard.j
 import type { RequestBodyName } from './requests/index.js';
 import { TAG_PATTERN } from './server-tags.js';
 
-/** Who may call a route: nobody in particular, a session, a session or an SVC1 signature, any credential, an admin's session. */
-export type RouteAuth = 'public' | 'session' | 'sessionOrSigned' | 'any' | 'admin';
+/**
+ * Who may call a route: nobody in particular, a session, a session or an SVC1 signature, any
+ * credential, an admin's session, or an agent with its daemon token (`dmn_…`).
+ */
+export type RouteAuth = 'public' | 'session' | 'sessionOrSigned' | 'any' | 'admin' | 'daemon';
 export type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** One dashboard route: what it answers on success, and the failures it documents beside the guards' own. */
@@ -602,6 +605,16 @@ export const dashboardRoutes: DashboardRoute[] = [
     status: 200,
     answer: 'deleted',
     errors: [401, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/agent/server',
+    summary:
+      'An agent removes its own server (palisade-agent uninstall --forget), with the daemon token it checks in with',
+    auth: 'daemon',
+    status: 200,
+    answer: 'deleted',
+    errors: [401],
   },
   {
     method: 'post',

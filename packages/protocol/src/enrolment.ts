@@ -41,10 +41,23 @@ export type EnrolmentToken = z.infer<typeof enrolmentTokenSchema>;
 /** The creation answer: the only time the token is sent, with the line to paste on a server. */
 export const createdEnrolmentTokenSchema = enrolmentTokenSchema.extend({
   token: z.string(),
-  /** `curl -fsSL <console>/install/agent.sh | sudo sh -s -- --token … --console <console>`. */
+  /** The line to paste with sudo (installCommand): it fails when the download fails. */
   command: z.string(),
+  /** The same line for a root shell on a host without sudo. */
+  root_command: z.string(),
 });
 export type CreatedEnrolmentToken = z.infer<typeof createdEnrolmentTokenSchema>;
+
+/**
+ * The line an operator pastes on a server (docs/agent.md, "One-line install"), with `sudo` or for a
+ * root shell: the script is saved to a file first and run only when the download worked, so the line
+ * fails (and Ansible or cloud-init report it) when the console is down or has no packages, where
+ * `curl … | sh` would run an empty script and succeed.
+ */
+export function installCommand(consoleUrl: string, token: string, asRoot = false): string {
+  const run = asRoot ? 'sh' : 'sudo sh';
+  return `curl -fsSL ${consoleUrl}/install/agent.sh -o palisade-install.sh && ${run} palisade-install.sh --token ${token}`;
+}
 
 // `POST /api/agent/register`'s body is checked by the console and typed for the agent from one schema.
 export type { AgentRegistration } from './requests/servers.js';

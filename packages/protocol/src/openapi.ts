@@ -88,6 +88,7 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
   admin: [{ session: [] }],
   sessionOrSigned: [{ session: [] }, { svc1: [] }],
   any: [{ session: [] }, { svc1: [] }, { token: [] }],
+  daemon: [{ daemon: [] }],
 };
 
 const ERROR_TEXT: Record<number, string> = {
@@ -277,6 +278,7 @@ export function consoleOpenApi(
     securitySchemes: {
       ...v1.components.securitySchemes,
       session: { type: 'apiKey', in: 'cookie', name: 'pl_session', description: 'set by /api/auth/login' },
+      daemon: { type: 'http', scheme: 'bearer', description: "an agent's daemon token dmn_… (its check-in token)" },
       svc1: {
         type: 'apiKey',
         in: 'header',

@@ -124,8 +124,10 @@ export async function registerCommand(ctx: CliContext, stateDir: string, choice:
   } catch {}
   if (answer.status !== 201 || !parsed.data?.daemon_token) {
     restoreKey();
+    // Exit 3 when the token itself was refused (401): only then does a new token help.
     throw new CliError(
       `the console refused the registration (HTTP ${answer.status}): ${parsed.error ?? answer.body.slice(0, 200)}`,
+      answer.status === 401 ? 3 : 1,
     );
   }
   const registered = parsed.data;

@@ -26,7 +26,16 @@ export type PostJson = (
 
 const MAX_ANSWER = 64 * 1024;
 
-export const postJson: PostJson = (url, body, headers, timeoutMs) =>
+export const postJson: PostJson = (url, body, headers, timeoutMs) => sendJson('POST', url, body, headers, timeoutMs);
+
+/** postJson with another method (`DELETE /api/agent/server`: `palisade-agent uninstall --forget`). */
+export const sendJson = (
+  method: 'POST' | 'DELETE',
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<OutboundAnswer> =>
   new Promise((resolve, reject) => {
     let target: URL;
     try {
@@ -44,11 +53,11 @@ export const postJson: PostJson = (url, body, headers, timeoutMs) =>
     const req = client.request(
       target,
       {
-        method: 'POST',
+        method,
         agent: false,
         signal,
         headers: {
-          'content-type': 'application/json',
+          ...(body ? { 'content-type': 'application/json' } : {}),
           'content-length': Buffer.byteLength(body),
           'user-agent': 'palisade-agent',
           ...headers,

@@ -8,6 +8,7 @@ import {
   type EnrolmentToken,
   generateToken,
   hashToken,
+  installCommand,
   isWellFormedToken,
   tokenLast4,
 } from '@palisade/protocol';
@@ -61,11 +62,6 @@ function tokenView(row: EnrolmentTokenRow, now: number): EnrolmentToken {
   };
 }
 
-/** The line an operator pastes on a server (docs/agent.md, "One-line install"). */
-export function installCommand(consoleUrl: string, token: string): string {
-  return `curl -fsSL ${consoleUrl}/install/agent.sh | sudo sh -s -- --token ${token}`;
-}
-
 /** The agent's address seen from here: its source IP and metrics port (IPv4-mapped IPv6 unwrapped). */
 export function derivedAgentUrl(sourceIp: string, port: number, tls: boolean): string {
   const ip = sourceIp.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
@@ -115,7 +111,12 @@ export function createEnrolmentService({ db, clock, servers }: EnrolmentDeps) {
         revoked_at: null,
         created_at: now,
       });
-      return { ...tokenView(row, now), token, command: installCommand(consoleUrl, token) };
+      return {
+        ...tokenView(row, now),
+        token,
+        command: installCommand(consoleUrl, token),
+        root_command: installCommand(consoleUrl, token, true),
+      };
     },
 
     /** Revoked tokens stay listed (with their use count); servers they added stay too. */

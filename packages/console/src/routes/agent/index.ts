@@ -22,6 +22,16 @@ export default async function agentRoutes(app: FastifyInstance) {
     return { data: await app.services.checkins.checkin(token, request.body) };
   });
 
+  // An agent removing its own server (`palisade-agent uninstall --forget`): the check-in's token.
+  app.delete('/api/agent/server', async (request) => {
+    const token = agentToken(request);
+    if (!token) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
+    const server = await app.services.servers.forDaemonToken(token);
+    if (!server) throw unauthorized('invalid daemon token');
+    await app.services.servers.remove(server.account_id, server.id);
+    return { data: { deleted: true } };
+  });
+
   // An agent registering itself with an enrolment token (enr_…): docs/agent.md, "One-line install".
   app.post('/api/agent/register', async (request, reply) => {
     const token = agentToken(request);

@@ -32,15 +32,23 @@ function CommandOnce({ created, onDone }: { created: CreatedEnrolmentToken; onDo
   return (
     <section className="secret-box" ref={box} tabIndex={-1} aria-label="Install command">
       <p>
-        <strong>Run this on the server as root.</strong> It is shown only once; the token in it adds{' '}
+        <strong>Run this on the server.</strong> It is shown only once; the token in it adds{' '}
         {created.max_uses === 1 ? 'one server' : `up to ${created.max_uses} servers`} until{' '}
         {new Date(created.expires_at).toLocaleString()}.
       </p>
+      <p className="hint">As a user with sudo:</p>
       <code className="secret command" data-testid="install-command">
         {created.command}
       </code>
       <div className="actions">
         <CopyButton value={created.command} />
+      </div>
+      <p className="hint">In a root shell (a host without sudo):</p>
+      <code className="secret command" data-testid="install-command-root">
+        {created.root_command}
+      </code>
+      <div className="actions">
+        <CopyButton value={created.root_command} />
         <Button small onClick={onDone}>
           Done
         </Button>
