@@ -4,7 +4,7 @@
 // (-t1, a Lua script that posts each agent's check-in with its own daemon token) pinned to core 0.
 // Reference in the same run, on the same core: a bare node:http server that parses the same JSON
 // body and answers a constant one. Prints check-ins/s, p50/p99, and the console's CPU (per cent of
-// its core, and µs per check-in). Bars (issue 18): ≥ 5,000/s on SQLite, ≥ 3,000/s on PostgreSQL.
+// its core, and µs per check-in). Bars: ≥ 5,000/s on SQLite, ≥ 3,000/s on PostgreSQL.
 // Usage: node bench/checkin-ingest.mjs [--agents 1000] [--seconds 10] [--connections 64] [--postgres URL] [--dialects sqlite,postgres]
 //        [--console-dist DIR] [--cpu-prof DIR]
 import { writeFileSync } from 'node:fs';

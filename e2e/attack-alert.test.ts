@@ -1,4 +1,4 @@
-// A real attack reaching the console's alert channels (issue 16, "Done when"): a real agent in a
+// A real attack reaching the console's alert channels : a real agent in a
 // network namespace, with no alerter setting in its config, registered with a real console; an
 // `attack` rule on the account's signed webhook, pointing at a real local receiver; a connection
 // flood from another namespace. The receiver gets one "under attack" notification, and one "ended"

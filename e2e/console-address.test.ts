@@ -1,5 +1,5 @@
-// An agent learns its console's address when it registers, not at its next start (issue 26,
-// item 2, agent side): a real console on loopback, a real agent registered with an enrolment
+// An agent learns its console's address when it registers, not at its next start (agent
+// side): a real console on loopback, a real agent registered with an enrolment
 // token (as the install script does), whose key is then rotated for the test's own calls; without a restart, a blacklist add of the console's address
 // is a 400 naming `ip` and saying it is the console's, the address is kept with the enrolment, and
 // /metrics counts it among the protected addresses.

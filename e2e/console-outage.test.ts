@@ -10,7 +10,7 @@ import {
   tempDir,
 } from './support/processes.js';
 
-/** The back-off before issue 16: doubling from the interval up to 300 s (docs/agent.md, "Check-ins"). */
+/** The agents' earlier back-off: doubling from the interval up to 300 s (docs/agent.md, "Check-ins"). */
 const oldDelayS = (intervalS: number, failures: number) => Math.min(intervalS * 2 ** failures, 300);
 
 interface CheckinStatus {

@@ -18,7 +18,7 @@ import {
 } from './support/processes.js';
 
 /**
- * What one daemon token can do to the fleet (issue 26, items 1, 2, 9, 10, 15, 16; docs/security.md,
+ * What one daemon token can do to the fleet (docs/security.md,
  * "Fleet entries and reported bans"): a server registered with an enrolment token and no agent
  * behind it sends forged check-ins to a real console; two real agents (monitor mode) are the rest
  * of the fleet. On SQLite, and on PostgreSQL when PALISADE_TEST_DATABASE_URL is set.
@@ -374,7 +374,7 @@ for (const setup of setups) {
       const [policy] = (await call('GET', '/api/fleet/policies')).body.data.policies;
       await rawSql(
         `insert into fleet_entries (account_id, list, address, reason, origin_kind, scope_kind, created_by, created_at, active_key)
-         select account_id, 'black', '0.0.0.0/1', 'stored before issue 26', 'manual', 'all', 'an old console', ?, account_id || ':black:0.0.0.0/1'
+         select account_id, 'black', '0.0.0.0/1', 'stored before the checks', 'manual', 'all', 'an old console', ?, account_id || ':black:0.0.0.0/1'
          from fleet_policies where id = ?`,
         [now, policy.id],
       );

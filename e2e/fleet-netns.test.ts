@@ -1,4 +1,4 @@
-// A propagated ban drops packets (issue 20, "Done when"): a first server (a monitor-mode agent on
+// A propagated ban drops packets : a first server (a monitor-mode agent on
 // this host) bans an address for a block pattern line; the console propagates it under a fleet
 // policy to a second server, a real agent with nftables in its own network namespace, whose
 // firewall then drops the attacker's connections from a third namespace.

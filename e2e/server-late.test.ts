@@ -15,7 +15,7 @@ import {
 } from './support/processes.js';
 
 /**
- * A dead server noticed in a minute (issue 27, item 3; docs/fleet.md, "Server states"): a real
+ * A dead server noticed in a minute (docs/fleet.md, "Server states"): a real
  * console told to give agents a 5 s check-in interval, real agents, a local webhook receiver. A
  * stopped agent is shown `late` within two intervals + 15 s while v1 `online` still says true, and
  * its `late` rule fires; a direct server whose address refuses connections (its agent still checking

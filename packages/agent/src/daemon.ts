@@ -174,7 +174,7 @@ async function prepare(o: DaemonOptions): Promise<{ startup: Startup; keys: KeyC
 
   const keys = new KeyCheck(paths.key);
   if (!keys.current()) {
-    // No key is made here: a key printed by the daemon ends up in its log (issue 26, item 12).
+    // No key is made here: a key printed by the daemon ends up in its log.
     o.print(
       `No agent key yet, so the API lets nobody in. Make one with: palisade-agent key --state-dir ${o.stateDir} (it shows the key once; this daemon accepts it at once)`,
     );

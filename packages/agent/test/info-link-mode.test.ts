@@ -1,4 +1,4 @@
-// `palisade-agent info` says where the outbound mode came from (issue 26, item 16): a registration
+// `palisade-agent info` says where the outbound mode came from: a registration
 // the console could not reach back keeps `connect: "outbound"` with the enrolment whatever the
 // config says, and info must not claim `console.connect = outbound` then. A stand-in console (a real
 // HTTP and WebSocket server on loopback) takes the link.

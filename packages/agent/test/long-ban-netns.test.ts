@@ -1,4 +1,4 @@
-// A long ban must never break the firewall (issue 26, item 4), against real nftables in network
+// A long ban must never break the firewall, against real nftables in network
 // namespaces made for the test: nftables (1.0.6) refuses element timeouts above 99,999,999 s, and
 // one refused element used to fail every later firewall update and, after a restart, the start.
 // The control API refuses a ttl_s above MAX_TTL_S; a state file holding a ten-year ban (as an

@@ -1,4 +1,4 @@
-// Pattern names and kinds never carry control characters (issue 26, item 15, agent part): the
+// Pattern names and kinds never carry control characters: the
 // control API refuses them (400 naming the field), a hand-edited patterns.json cannot forge a log
 // line, and the check-ins never report a ban whose kind or pattern name is not plain text.
 import assert from 'node:assert/strict';

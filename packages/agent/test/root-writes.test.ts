@@ -1,4 +1,4 @@
-// The agent's Unix user must never become root (issue 26, item 5a). Root runs `palisade-agent key`
+// The agent's Unix user must never become root. Root runs `palisade-agent key`
 // and `enroll` beside a daemon whose state dir belongs to the agent's user (here: nobody); that
 // user plants symbolic links at the names root writes — the temp file (`<file>.<pid>.tmp`, the pid
 // made predictable by running the CLI as pid 1 of a new PID namespace) and the file itself —

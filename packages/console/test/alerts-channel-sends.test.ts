@@ -1,4 +1,4 @@
-// What "send a test" and e-mail channels let one account make the console send (issue 26, item 8):
+// What "send a test" and e-mail channels let one account make the console send:
 // e-mail recipients confirm before they get anything but one confirmation mail, tests are limited
 // per channel and per account, and a failed test does not tell a closed port from a silent one.
 import assert from 'node:assert/strict';

@@ -13,7 +13,7 @@ import {
   testApp,
 } from './support.js';
 
-// The rules of issue 16 beyond offline/metric/score/attack (docs/alerts.md, "Rules"), and what
+// The rules beyond offline/metric/score/attack (docs/alerts.md, "Rules"), and what
 // disabling a rule, narrowing its scope or muting a server does to an alert that is firing.
 
 const FACTS = { os: 'Debian GNU/Linux 12', kernel: '6.1.0', cores: 4, arch: 'x64', mem_total_mb: 8000 };

@@ -135,7 +135,7 @@ async function provenLink(url: string, token: string, agentKey: string, answer =
       }),
     );
   });
-  // (Without a challenge, as before issue 26, the first frame is already a call: it is answered like the rest.)
+  // (Without a challenge, as older agents do, the first frame is already a call: it is answered like the rest.)
   if (first.type === 'challenge')
     link.ws.send(JSON.stringify({ type: 'proof', proof: proofFor(agentKey, first.nonce) }));
   else link.ws.emit('message', Buffer.from(JSON.stringify(first)), false);
