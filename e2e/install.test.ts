@@ -323,7 +323,8 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
       assert.match(res.stderr, /the agent could not start: address already in use \(.*0\.0\.0\.0:9740/);
       assert.doesNotMatch(res.out, /new token|is installed and running|registered with/, res.out);
       assert.match(res.stderr, /the token was not used/);
-      assert.deepEqual(agentProcesses(), [], 'no agent left running');
+      // The script saw the agent stop; on a loaded machine its process may still be on its way out.
+      await eventually('no agent left running', async () => (agentProcesses().length === 0 ? true : undefined));
       const listed = (await call('GET', '/api/enrolment-tokens')).body.data.tokens.find(
         (x: { id: number }) => x.id === created.id,
       );

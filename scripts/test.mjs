@@ -34,7 +34,8 @@ if (files.length === 0) {
 }
 // Files side by side: most of a file's time is spent waiting on real processes, timers and the
 // browser, not on a core (docs/decisions.md, "Test run time"). PALISADE_TEST_CONCURRENCY overrides.
-const concurrency = Number(process.env.PALISADE_TEST_CONCURRENCY) || Math.max(4, 3 * availableParallelism());
+// A file's time limit (15 min) includes waiting for the dpkg lock the packaging suites share.
+const concurrency = Number(process.env.PALISADE_TEST_CONCURRENCY) || Math.max(4, 2 * availableParallelism());
 console.log(
   `Running ${files.length} test files, ${concurrency} at a time${process.env.CI ? ' (CI: a skipped suite fails the run)' : ''}`,
 );
@@ -52,7 +53,7 @@ if (browserFiles && existsSync(chromiumSupport)) {
 // Not spawnSync: the shared browser's endpoint is served from this process while the tests run.
 const child = spawn(
   process.execPath,
-  ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', ...files],
   { stdio: 'inherit', cwd: root, env: process.env },
 );
 const status = await new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
