@@ -54,8 +54,11 @@ export function dataVersion(db: Database): number | null {
 
 type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
 
-/** Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest version. */
-export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHandle> {
+/**
+ * Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest
+ * version, or only up to the migration `upTo` names (a restore lays out the backup's version first).
+ */
+export async function openDatabase(config: DatabaseSettings, options: { upTo?: string } = {}): Promise<DatabaseHandle> {
   let db: Database;
   let dialect: Dialect;
   // On PostgreSQL, processes starting together take turns: an advisory lock is held around
@@ -95,11 +98,12 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
   try {
     // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.
     const migrationTableSchema = dialect === 'postgres' ? (config.databaseSchema ?? 'public') : undefined;
-    const { error } = await new Migrator({
+    const migrator = new Migrator({
       db,
       provider: migrationProvider(dialect),
       ...(migrationTableSchema ? { migrationTableSchema } : {}),
-    }).migrateToLatest();
+    });
+    const { error } = await (options.upTo ? migrator.migrateTo(options.upTo) : migrator.migrateToLatest());
     if (error) throw error;
   } catch (err) {
     await db.destroy();
