@@ -8,6 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { generateToken } from '@palisade/protocol';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { openDatabase } from '../src/db/database.js';
+import { migrationProvider } from '../src/db/migrations/index.js';
 import { type ConsoleProcess, runConsoleCli, startConsoleProcess } from './console-process.js';
 import { dialects, dropSchema } from './support.js';
 
@@ -249,6 +251,44 @@ for (const dialect of dialects()) {
       );
       assert.equal(existsSync(join(target.PALISADE_DATA_DIR!, 'console.db')), false);
       if (dialect === 'postgres') assert.equal(await schemaExists(url, target.PALISADE_DATABASE_SCHEMA!), false);
+    });
+
+    test('a backup of an older schema version is migrated forward on restore', async () => {
+      const known = Object.keys(await migrationProvider(dialect).getMigrations()).sort();
+      const older = place('older');
+      const settings = {
+        dataDir: older.PALISADE_DATA_DIR!,
+        databaseUrl: older.PALISADE_DATABASE_URL ?? null,
+        databaseSchema: older.PALISADE_DATABASE_SCHEMA ?? null,
+      };
+      await (await openDatabase(settings, { upTo: known.at(-2)! })).close();
+      const key = { PALISADE_SECRET_KEY: 'ab'.repeat(32) };
+      const file = join(root, 'older.backup');
+      const made = await runConsoleCli({ ...older, ...key }, ['backup', file]);
+      assert.equal(made.code, 0, made.out);
+      assert.ok(made.out.includes(`(schema version ${known.at(-2)})`), made.out);
+      const target = place('forward');
+      const restored = await runConsoleCli({ ...target, ...key }, ['restore', file]);
+      assert.equal(restored.code, 0, restored.out);
+      let applied: string[];
+      if (dialect === 'sqlite') {
+        const db = new SQLite(join(target.PALISADE_DATA_DIR!, 'console.db'), { readonly: true });
+        applied = db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[];
+        db.close();
+      } else {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        applied = (
+          await client.query(`SELECT name FROM "${target.PALISADE_DATABASE_SCHEMA}".kysely_migration ORDER BY name`)
+        ).rows.map((r) => r.name);
+        await client.end();
+      }
+      assert.deepEqual(applied, known);
+      // A backup never makes up a key: without the console's, it says so.
+      const keyless = await runConsoleCli(older, ['backup', join(root, 'keyless.backup')]);
+      assert.notEqual(keyless.code, 0);
+      assert.match(keyless.out, /^palisade-console: no secret key: neither PALISADE_SECRET_KEY nor \S+secret\.key;/);
+      assert.equal(existsSync(join(root, 'keyless.backup')), false);
     });
   });
 }

@@ -27,7 +27,7 @@ export async function backup(config: Settings, file: string, force: boolean): Pr
   if (dialect === 'sqlite') {
     const copy = await copySqlite(config.dataDir);
     migrations = copy.migrations;
-    const key = loadSecretKey(config.secretKey, config.dataDir).toString('hex');
+    const key = secretKeyOf(config);
     archive = new ArchiveWriter(file, force, { ...header(migrations), secret_key: key });
     try {
       archive.write(copy.bytes);
@@ -36,7 +36,7 @@ export async function backup(config: Settings, file: string, force: boolean): Pr
       throw err;
     }
   } else {
-    const key = loadSecretKey(config.secretKey, config.dataDir).toString('hex');
+    const key = secretKeyOf(config);
     migrations = [];
     archive = await dumpPostgres(config.databaseUrl!, config.databaseSchema ?? 'public', (applied) => {
       migrations = applied;
@@ -45,6 +45,15 @@ export async function backup(config: Settings, file: string, force: boolean): Pr
   }
   archive.finish();
   return `Backup of the ${dialect} database (schema version ${migrations.at(-1)}) and the secret key written to ${file}.`;
+}
+
+/** The key the console encrypts with; never a new one (that would decrypt nothing). */
+function secretKeyOf(config: Settings): string {
+  if (!config.secretKey && !existsSync(join(config.dataDir, 'secret.key')))
+    throw new Error(
+      `no secret key: neither PALISADE_SECRET_KEY nor ${join(config.dataDir, 'secret.key')}; run the backup with the console's settings`,
+    );
+  return loadSecretKey(config.secretKey, config.dataDir).toString('hex');
 }
 
 /** Restores `file` into an empty data directory or PostgreSQL schema, then migrates it to this console's version. */
