@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONSOLE_VERSION, type ConsoleConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { type Dialect, migrationProvider } from '../db/migrations/index.js';
+import { type Dialect, migrationProvider, RENAMED_MIGRATIONS } from '../db/migrations/index.js';
 import { loadSecretKey } from '../secrets.js';
 import { ArchiveWriter, type BackupHeader, readArchive } from './archive.js';
 import { dumpPostgres, emptySchema, loadPostgres, parseRows, refuseUsedSchema } from './postgres.js';
@@ -59,6 +59,7 @@ function secretKeyOf(config: Settings): string {
 /** Restores `file` into an empty data directory or PostgreSQL schema, then migrates it to this console's version. */
 export async function restore(config: Settings, file: string): Promise<string> {
   const { header, body } = readArchive(file);
+  header.migrations = header.migrations.map((m) => RENAMED_MIGRATIONS[m] ?? m).sort();
   const dialect = dialectOf(config);
   if (header.dialect !== dialect)
     throw new Error(`${file} is a backup of a ${header.dialect} console; this console is configured for ${dialect}`);

@@ -15,6 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { RENAMED_MIGRATIONS } from '../db/migrations/index.js';
 
 const DATABASE = 'console.db';
 
@@ -75,7 +76,9 @@ export function stageSqlite(dataDir: string, bytes: Buffer, migrations: string[]
     try {
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`the database in the backup is damaged: ${String(check)}`);
-      const found = db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[];
+      const found = (db.prepare('SELECT name FROM kysely_migration').pluck().all() as string[])
+        .map((m) => RENAMED_MIGRATIONS[m] ?? m)
+        .sort();
       if (found.join() !== migrations.join()) throw new Error('the database in the backup does not match its header');
       db.pragma('journal_mode = DELETE'); // one file, no -wal beside the temporary name
     } finally {
