@@ -173,6 +173,13 @@ for (const dialect of dialects()) {
               `^palisade-console: the schema bk_${process.pid}_source is not empty .*restore only into an empty schema\\n$`,
             );
       assert.match(refused.out, expected);
+      // Another key than the backup's would leave every encrypted column unreadable.
+      const otherKey: Record<string, string> = { ...place('otherkey'), PALISADE_SECRET_KEY: 'cd'.repeat(32) };
+      const keyRefused = await runConsoleCli(otherKey, ['restore', archive]);
+      assert.notEqual(keyRefused.code, 0);
+      assert.match(keyRefused.out, /^palisade-console: PALISADE_SECRET_KEY is not the key of this backup; /);
+      assert.equal(existsSync(join(otherKey.PALISADE_DATA_DIR!, 'console.db')), false);
+      if (dialect === 'postgres') assert.equal(await schemaExists(url, otherKey.PALISADE_DATABASE_SCHEMA!), false);
       // The running console still answers with its own data.
       assert.equal((await call(running.url, 'GET', '/api/v1/me', undefined, filled.token)).status, 200);
     });
