@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Services } from './app.js';
+import { backup, restore } from './backup/index.js';
 import { CONSOLE_VERSION, ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
 import { AppError } from './errors.js';
 import { startConsole, withDatabase } from './server.js';
@@ -70,6 +71,27 @@ program
   .description('run the console (the default)')
   .option('--workers <n>', 'worker processes sharing the port (PALISADE_WORKERS; more than 1 needs PostgreSQL)')
   .action(serve);
+
+program
+  .command('backup')
+  .description(
+    'write the database and the secret key to FILE (mode 0600; it decrypts every stored agent key, so keep it as secret); the console may keep running',
+  )
+  .argument('<file>')
+  .option('--force', 'replace FILE when it exists (never written through a symlink)')
+  .action(async (file: string, opts: { force?: boolean }) => {
+    print(await backup(loadConfig(process.env), file, opts.force === true));
+  });
+
+program
+  .command('restore')
+  .description(
+    "restore FILE into an empty data directory or PostgreSQL schema, then migrate it to this console's version",
+  )
+  .argument('<file>')
+  .action(async (file: string) => {
+    print(await restore(loadConfig(process.env), file));
+  });
 
 const admin = program.command('admin').description('operator tasks on the console database');
 

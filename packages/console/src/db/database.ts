@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { ConsoleConfig } from '../config.js';
-import { type Dialect, migrationProvider } from './migrations/index.js';
+import { type Dialect, migrationProvider, RENAMED_MIGRATIONS } from './migrations/index.js';
 import { ScopedPostgresDialect } from './postgres-introspector.js';
 import type { Database, DB } from './schema.js';
 
@@ -52,10 +52,27 @@ export function dataVersion(db: Database): number | null {
   return statement ? (statement.get() as number) : null;
 }
 
+/** Applies RENAMED_MIGRATIONS to the migration table, when there is one (run under the startup lock). */
+async function renameMigrations(db: Database, dialect: Dialect) {
+  const table =
+    dialect === 'postgres'
+      ? sql<{ found: string | null }>`SELECT to_regclass('kysely_migration')::text AS found`
+      : sql<{
+          found: string | null;
+        }>`SELECT name AS found FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'`;
+  if (!(await table.execute(db)).rows[0]?.found) return;
+  for (const [old, name] of Object.entries(RENAMED_MIGRATIONS)) {
+    await sql`UPDATE kysely_migration SET name = ${name} WHERE name = ${old}`.execute(db);
+  }
+}
+
 type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
 
-/** Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest version. */
-export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHandle> {
+/**
+ * Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest
+ * version, or only up to the migration `upTo` names (a restore lays out the backup's version first).
+ */
+export async function openDatabase(config: DatabaseSettings, options: { upTo?: string } = {}): Promise<DatabaseHandle> {
   let db: Database;
   let dialect: Dialect;
   // On PostgreSQL, processes starting together take turns: an advisory lock is held around
@@ -95,11 +112,13 @@ export async function openDatabase(config: DatabaseSettings): Promise<DatabaseHa
   try {
     // Name the schema of the migration tables: otherwise Kysely finds another schema's tables and skips making its own.
     const migrationTableSchema = dialect === 'postgres' ? (config.databaseSchema ?? 'public') : undefined;
-    const { error } = await new Migrator({
+    await renameMigrations(db, dialect);
+    const migrator = new Migrator({
       db,
       provider: migrationProvider(dialect),
       ...(migrationTableSchema ? { migrationTableSchema } : {}),
-    }).migrateToLatest();
+    });
+    const { error } = await (options.upTo ? migrator.migrateTo(options.upTo) : migrator.migrateToLatest());
     if (error) throw error;
   } catch (err) {
     await db.destroy();

@@ -64,3 +64,12 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
   };
 }
+
+/**
+ * Migrations that ran under another name on a released commit, by that name: a database that ran
+ * one is renamed to today's name before migrating (same migration, same effect), as Kysely refuses
+ * a database that lists a migration it does not know.
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
+  '0025_h_alert_history': '0025_alert_history_indexes',
+};

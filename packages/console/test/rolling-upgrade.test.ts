@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { runToEnd } from '@palisade/testkit';
+import pg from 'pg';
+import { type ConsoleProcess, startConsoleProcess } from './console-process.js';
+import { dialects, dropSchema } from './support.js';
+
+const here = dirname(fileURLToPath(import.meta.url)); // packages/console/dist/test
+const checkout = join(here, '..', '..', '..', '..');
+const git = (...args: string[]) => execFileSync('git', ['-C', checkout, ...args], { encoding: 'utf8' }).trim();
+
+/**
+ * The previous release: this checkout's history just before the newest migration landed, extracted
+ * with `git archive` into the temp dir and built once (kept by commit, so later runs reuse it). Its
+ * node_modules link to this checkout's (offline: nothing to install), its own packages to its own.
+ */
+async function previousRelease(): Promise<{ commit: string; cli: string }> {
+  const migrations = join(checkout, 'packages', 'console', 'src', 'db', 'migrations');
+  const newest = readdirSync(migrations)
+    .filter((f) => /^\d{4}-.*\.ts$/.test(f))
+    .sort()
+    .at(-1)!;
+  const landed = git(
+    'log',
+    '--first-parent',
+    '-1',
+    '--format=%H',
+    '--',
+    `packages/console/src/db/migrations/${newest}`,
+  );
+  const commit = git('rev-parse', `${landed}^1`);
+  const dir = join(tmpdir(), `palisade-release-${commit}`);
+  const cli = join(dir, 'packages', 'console', 'dist', 'src', 'cli.js');
+  if (existsSync(join(dir, '.palisade-built'))) return { commit, cli };
+  const staging = `${dir}.${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  execFileSync('sh', ['-c', `git -C "${checkout}" archive "${commit}" | tar -x -C "${staging}"`]);
+  const modules = join(checkout, 'node_modules');
+  mkdirSync(join(staging, 'node_modules', '@palisade'), { recursive: true });
+  for (const name of readdirSync(modules)) {
+    if (name !== '@palisade') symlinkSync(join(modules, name), join(staging, 'node_modules', name));
+  }
+  for (const name of readdirSync(join(staging, 'packages'))) {
+    symlinkSync(join('..', '..', 'packages', name), join(staging, 'node_modules', '@palisade', name));
+  }
+  const built = await runToEnd('npm', ['--prefix', staging, 'run', 'build', '--silent'], { env: process.env });
+  if (built.code !== 0) throw new Error(`building the previous release ${commit} failed:\n${built.out}`);
+  writeFileSync(join(staging, '.palisade-built'), `${commit}\n`);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(staging, dir);
+  return { commit, cli };
+}
+
+const url = process.env.PALISADE_TEST_DATABASE_URL ?? '';
+
+for (const dialect of dialects().filter((d) => d === 'postgres')) {
+  describe(`rolling upgrade (${dialect})`, () => {
+    const schema = `roll_${process.pid}`;
+    const env = {
+      PALISADE_DATABASE_URL: url,
+      PALISADE_DATABASE_SCHEMA: schema,
+      PALISADE_DATA_DIR: join(tmpdir(), `palisade-roll-${process.pid}`),
+    };
+    const consoles: ConsoleProcess[] = [];
+    let release: { commit: string; cli: string };
+    before(async () => {
+      release = await previousRelease();
+    });
+    after(async () => {
+      for (const c of consoles) await c.kill();
+      await dropSchema(url, schema);
+      rmSync(env.PALISADE_DATA_DIR, { recursive: true, force: true });
+    });
+
+    const call = async (base: string, method: string, path: string, body?: unknown, auth = '') => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          ...(auth.startsWith('pl_session=') ? { cookie: auth } : auth ? { authorization: `Bearer ${auth}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: await res.text(), cookie: res.headers.get('set-cookie') ?? '' };
+    };
+    /** Signs up on `base` and makes a v1 token there: the writes a console serves most. */
+    const signUp = async (base: string, email: string) => {
+      const registered = await call(base, 'POST', '/api/auth/register', {
+        email,
+        password: 'correct horse battery',
+        name: 'Roll',
+      });
+      assert.equal(registered.status, 201, registered.body);
+      const cookie = /pl_session=[^;]*/.exec(registered.cookie)![0];
+      const token = await call(base, 'POST', '/api/tokens', { name: 'ci' }, cookie);
+      assert.equal(token.status, 201, token.body);
+      return JSON.parse(token.body).data.token as string;
+    };
+    const me = async (base: string, token: string) => {
+      const res = await call(base, 'GET', '/api/v1/me', undefined, token);
+      assert.equal(res.status, 200, `${base}: ${res.body}`);
+      const data = JSON.parse(res.body).data;
+      return (data.email ?? data.account?.email) as string;
+    };
+
+    test('the previous release keeps serving while this one migrates the same database', async () => {
+      const old = await startConsoleProcess(env, [], release.cli);
+      consoles.push(old);
+      const before = await signUp(old.url, `before-${process.pid}@example.com`);
+      const current = await startConsoleProcess(env);
+      consoles.push(current);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const applied = (await client.query(`SELECT name FROM "${schema}".kysely_migration ORDER BY name`)).rows.map(
+        (r) => r.name as string,
+      );
+      await client.end();
+      const newest = readdirSync(join(checkout, 'packages', 'console', 'src', 'db', 'migrations'))
+        .filter((f) => /^\d{4}-/.test(f))
+        .sort()
+        .at(-1)!;
+      assert.equal(applied.at(-1), newest.replace(/\.ts$/, '').replaceAll('-', '_'), 'the new console migrated');
+      // The old process, started before the migration, still reads and writes.
+      const during = await signUp(old.url, `during-${process.pid}@example.com`);
+      const fresh = await signUp(current.url, `fresh-${process.pid}@example.com`);
+      for (const base of [old.url, current.url]) {
+        assert.equal(await me(base, before), `before-${process.pid}@example.com`);
+        assert.equal(await me(base, during), `during-${process.pid}@example.com`);
+        assert.equal(await me(base, fresh), `fresh-${process.pid}@example.com`);
+      }
+    });
+  });
+}
