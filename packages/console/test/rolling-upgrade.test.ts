@@ -33,6 +33,8 @@ async function previousRelease(): Promise<{ commit: string; cli: string }> {
     '--',
     `packages/console/src/db/migrations/${newest}`,
   );
+  if (!landed)
+    throw new Error(`no commit adds ${newest}: this test needs the repository's history (git fetch --unshallow)`);
   const commit = git('rev-parse', `${landed}^1`);
   const dir = join(tmpdir(), `palisade-release-${commit}`);
   const cli = join(dir, 'packages', 'console', 'dist', 'src', 'cli.js');
@@ -49,7 +51,10 @@ async function previousRelease(): Promise<{ commit: string; cli: string }> {
   for (const name of readdirSync(join(staging, 'packages'))) {
     symlinkSync(join('..', '..', 'packages', name), join(staging, 'node_modules', '@palisade', name));
   }
-  const built = await runToEnd('npm', ['--prefix', staging, 'run', 'build', '--silent'], { env: process.env });
+  // Only what a console process runs: its TypeScript and the protocol's (no dashboard, no agent bundle).
+  const tsc = join(checkout, 'node_modules', 'typescript', 'bin', 'tsc');
+  const projects = ['protocol', 'testkit', 'console'].map((p) => join(staging, 'packages', p));
+  const built = await runToEnd(process.execPath, [tsc, '-b', ...projects], { env: process.env });
   if (built.code !== 0) throw new Error(`building the previous release ${commit} failed:\n${built.out}`);
   writeFileSync(join(staging, '.palisade-built'), `${commit}\n`);
   rmSync(dir, { recursive: true, force: true });
