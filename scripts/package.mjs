@@ -105,7 +105,9 @@ if (signKeyFile !== undefined) {
     fail(`--sign-key ${signKeyFile}: ${err.message}`);
   }
   if (signKey.asymmetricKeyType !== 'ed25519')
-    fail(`--sign-key ${signKeyFile}: an Ed25519 key is expected (palisade-console release-key new), not ${signKey.asymmetricKeyType}`);
+    fail(
+      `--sign-key ${signKeyFile}: an Ed25519 key is expected (palisade-console release-key new), not ${signKey.asymmetricKeyType}`,
+    );
 }
 
 rmSync(out, { recursive: true, force: true });
@@ -385,6 +387,5 @@ if (signKey !== null) {
   step('unsigned (no --sign-key): the console will say so, and install lines pin no release key');
 }
 
-for (const f of written)
-  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
+for (const f of written) console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
 step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);

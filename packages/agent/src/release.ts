@@ -17,7 +17,8 @@ export function releasePublicKey(text: string): KeyObject {
   } catch {
     throw new Error('release key: expected an Ed25519 public key (44 base64 characters, or a PEM public key)');
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`release key: expected Ed25519, not ${key.asymmetricKeyType}`);
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new Error(`release key: expected Ed25519, not ${key.asymmetricKeyType}`);
   return key;
 }
 

@@ -27,7 +27,10 @@ export function readReleaseKey(dir: string): string | null {
   if (!existsSync(join(dir, RELEASE_SIGNATURE)) || !existsSync(pub)) return null;
   const key = readFileSync(pub, 'utf8').trim();
   if (!RELEASE_KEY_PATTERN.test(key)) {
-    throw new AppError(500, `${pub}: expected an Ed25519 public key in base64 (44 characters), as npm run package writes it`);
+    throw new AppError(
+      500,
+      `${pub}: expected an Ed25519 public key in base64 (44 characters), as npm run package writes it`,
+    );
   }
   return key;
 }

@@ -69,7 +69,11 @@ export default async function installRoutes(app: FastifyInstance) {
   // The signature (raw, 64 bytes) the script checks against the key its line pins; 404 unsigned.
   app.get('/install/SHA256SUMS.sig', (_request, reply) => {
     if (readReleaseKey(dir) === null) {
-      return plain(reply, 404, 'not found: the artifacts this console serves are unsigned (no SHA256SUMS.sig and release.pub)\n');
+      return plain(
+        reply,
+        404,
+        'not found: the artifacts this console serves are unsigned (no SHA256SUMS.sig and release.pub)\n',
+      );
     }
     return reply
       .header('cache-control', 'no-store')
