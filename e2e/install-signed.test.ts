@@ -6,20 +6,12 @@
 // with another key, or a console serving no signature, is refused and the installed agent is untouched.
 // Needs Linux x64, root, dpkg, ip, setpriv, curl and openssl; skipped (as e2e/install.test.ts) otherwise.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { agentProcesses, installHostMissing, packageInstalled, serverNamespace } from './support/install-host.js';
 import { packagedArtifacts } from './support/packages.js';
 import {
   accountWithProduct,
@@ -33,40 +25,14 @@ import {
 
 const PINNED = '/etc/palisade/release.pub';
 const LOG = '/var/log/palisade-agent.log';
-const NS = `psg-${(process.pid % 100000).toString(36)}`;
-const VETH = `psgv${(process.pid % 100000).toString(36)}`;
-const NET = `10.${150 + (process.pid % 50)}.${Math.floor(process.pid / 50) % 250}`;
-const HOST_IP = `${NET}.1`;
+const server = serverNamespace('psg', 150);
 
-function missing(): string | null {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return 'not Linux x64';
-  if (process.getuid?.() !== 0) return 'not running as root';
-  for (const tool of ['dpkg', 'ip', 'setpriv', 'curl', 'sha256sum', 'openssl']) {
-    if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
-      return `\`${tool}\` is missing`;
-  }
-  if (existsSync('/run/systemd/system')) return 'systemd runs here: the script would start the unit on this host';
-  return null;
-}
-const why = missing();
+const why = installHostMissing(['dpkg', 'ip', 'setpriv', 'curl', 'sha256sum', 'openssl']);
 if (why && process.env.CI) {
   test('the signed install suite can run', () => assert.fail(`CI must run the signed install suite, but ${why}`));
 }
-
-const sh = (cmd: string, args: string[]) =>
-  execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
-/** Pids of running packaged agents. */
-const agents = () =>
-  readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/exe`).startsWith('/usr/bin/palisade-agent');
-      } catch {
-        return false;
-      }
-    });
+const installed = packageInstalled;
+const agents = () => agentProcesses();
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 const base64Key = (pem: string | Buffer) =>
   Buffer.from(createPrivateKey(pem).export({ format: 'jwk' }).x!, 'base64url').toString('base64');
@@ -85,7 +51,7 @@ describe('signed releases: the install line pins the release key', { skip: why ?
   const serve = async (artifacts: string) => {
     const c = await startConsoleProcess({
       PALISADE_DATA_DIR: join(dir.path, `data-${consoles.length}`),
-      PALISADE_HOST: HOST_IP,
+      PALISADE_HOST: server.hostIp,
       PALISADE_ALLOW_PRIVATE_TARGETS: '1',
       PALISADE_BOOTSTRAP_ADMIN: '0',
       PALISADE_ARTIFACTS_DIR: artifacts,
@@ -96,7 +62,7 @@ describe('signed releases: the install line pins the release key', { skip: why ?
   /** A copy of the packaged .deb and SHA256SUMS in `name`, SHA256SUMS signed with `key` (PEM), or unsigned. */
   const artifactsDir = (name: string, key: string | null, edit = (sums: string) => sums) => {
     const out = join(dir.path, name);
-    sh('mkdir', ['-p', out]);
+    mkdirSync(out, { recursive: true });
     copyFileSync(join(packagedArtifacts(), deb), join(out, deb));
     const sums = edit(readFileSync(join(packagedArtifacts(), 'SHA256SUMS'), 'utf8'));
     writeFileSync(join(out, 'SHA256SUMS'), sums);
@@ -108,7 +74,7 @@ describe('signed releases: the install line pins the release key', { skip: why ?
   };
   /** Runs the install line as pasted, in the namespace (a fresh server). */
   const runLine = (line: string) => {
-    const res = spawnSync('ip', ['netns', 'exec', NS, 'sh', '-c', line], {
+    const res = spawnSync('ip', ['netns', 'exec', server.ns, 'sh', '-c', line], {
       encoding: 'utf8',
       cwd: dir.path,
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
@@ -120,12 +86,8 @@ describe('signed releases: the install line pins the release key', { skip: why ?
     assert.equal(made.status, 201, JSON.stringify(made.body));
     return made.body.data as { token: string; root_command: string; release_key: string | null };
   };
-  const removeNamespace = () => {
-    spawnSync('ip', ['netns', 'del', NS], { stdio: 'ignore' });
-    spawnSync('ip', ['link', 'del', VETH], { stdio: 'ignore' });
-  };
   const cleanHost = () => {
-    for (const pid of agents()) spawnSync('kill', [pid]);
+    for (const pid of agents()) spawnSync('kill', [String(pid)]);
     spawnSync('dpkg', ['--purge', 'palisade-agent'], { stdio: 'ignore' });
     rmSync('/etc/palisade', { recursive: true, force: true });
     rmSync(LOG, { force: true });
@@ -138,18 +100,7 @@ describe('signed releases: the install line pins the release key', { skip: why ?
     packagedArtifacts();
     assert.ok(!installed(), 'palisade-agent is already installed on this machine; purge it first');
     assert.ok(!existsSync(PINNED), `${PINNED} exists on this machine; remove it first`);
-    removeNamespace();
-    sh('ip', ['netns', 'add', NS]);
-    sh('ip', ['link', 'add', VETH, 'type', 'veth', 'peer', 'name', `${VETH}n`]);
-    sh('ip', ['link', 'set', `${VETH}n`, 'netns', NS]);
-    sh('ip', ['addr', 'add', `${HOST_IP}/30`, 'dev', VETH]);
-    sh('ip', ['link', 'set', VETH, 'up']);
-    for (const args of [
-      ['addr', 'add', `${NET}.2/30`, 'dev', `${VETH}n`],
-      ['link', 'set', `${VETH}n`, 'up'],
-      ['link', 'set', 'lo', 'up'],
-    ])
-      sh('ip', ['netns', 'exec', NS, 'ip', ...args]);
+    server.create();
     // The release key, as an operator makes it: off the console, 0600.
     const keyFile = join(dir.path, 'release.key');
     const made = await runConsoleCli({}, ['release-key', 'new', '--out', keyFile]);
@@ -161,7 +112,7 @@ describe('signed releases: the install line pins the release key', { skip: why ?
 
   after(async () => {
     cleanHost();
-    removeNamespace();
+    server.remove();
     releaseLock();
     for (const c of consoles) await c.kill();
     dir.remove();

@@ -47,44 +47,22 @@ test('palisade-agent verify-release exits 0 for the pinned key, 1 for a tampered
   const sumsFile = file('SHA256SUMS', sums);
   const sigFile = file('SHA256SUMS.sig', signature);
   const pinned = file('release.pub', release.publicKey.export({ format: 'pem', type: 'spki' }) as string);
-  const ok = await runCli(['verify-release', '--sums', sumsFile, '--sig', sigFile, '--key-file', pinned]);
+  /** `palisade-agent verify-release` on SHA256SUMS with `sig` and the key arguments given. */
+  const check = (sig: string, ...key: string[]) => runCli(['verify-release', '--sums', sumsFile, '--sig', sig, ...key]);
+  const ok = await check(sigFile, '--key-file', pinned);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /signature verified/);
-  const withKey = await runCli([
-    'verify-release',
-    '--sums',
-    sumsFile,
-    '--sig',
-    sigFile,
-    '--key',
-    base64Key(release.publicKey),
-  ]);
+  const withKey = await check(sigFile, '--key', base64Key(release.publicKey));
   assert.equal(withKey.code, 0, withKey.stderr);
 
   const flipped = Buffer.from(signature);
   flipped[0]! ^= 0x80;
-  const bad = await runCli([
-    'verify-release',
-    '--sums',
-    sumsFile,
-    '--sig',
-    file('bad.sig', flipped),
-    '--key-file',
-    pinned,
-  ]);
+  const bad = await check(file('bad.sig', flipped), '--key-file', pinned);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /is not the release key's signature of .*SHA256SUMS: refused/);
-  const otherKey = await runCli([
-    'verify-release',
-    '--sums',
-    sumsFile,
-    '--sig',
-    sigFile,
-    '--key',
-    base64Key(other.publicKey),
-  ]);
+  const otherKey = await check(sigFile, '--key', base64Key(other.publicKey));
   assert.equal(otherKey.code, 1);
-  const garbage = await runCli(['verify-release', '--sums', sumsFile, '--sig', sigFile, '--key', 'xyz']);
+  const garbage = await check(sigFile, '--key', 'xyz');
   assert.equal(garbage.code, 1);
   assert.match(garbage.stderr, /release key: expected an Ed25519 public key/);
 });
