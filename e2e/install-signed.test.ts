@@ -41,8 +41,8 @@ describe('signed releases: the install line pins the release key', { skip: why ?
   const dir = tempDir('palisade-signed-');
   let releaseLock = () => {};
   let consoleProc: ConsoleProcess;
-  let call: ConsoleCall;
-  let productId = 0;
+  /** An account with a product on each console (each has its own database). */
+  const accounts = new Map<string, { productId: number; call: ConsoleCall }>();
   let releaseKey = '';
   let deb = '';
   const consoles: ConsoleProcess[] = [];
@@ -82,6 +82,9 @@ describe('signed releases: the install line pins the release key', { skip: why ?
     return { code: res.status, out: `${res.stdout}${res.stderr}`, stderr: res.stderr };
   };
   const newLine = async (c: ConsoleProcess) => {
+    if (!accounts.has(c.url))
+      accounts.set(c.url, await accountWithProduct(c.url, `signed-${accounts.size}@example.com`));
+    const { call, productId } = accounts.get(c.url)!;
     const made = await call(c.url, 'POST', '/api/enrolment-tokens', { product_id: productId });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     return made.body.data as { token: string; root_command: string; release_key: string | null };
@@ -107,7 +110,6 @@ describe('signed releases: the install line pins the release key', { skip: why ?
     assert.equal(made.code, 0, made.out);
     releaseKey = /Public key: (\S+)/.exec(made.out)![1]!;
     consoleProc = await serve(artifactsDir('signed', readFileSync(keyFile, 'utf8')));
-    ({ productId, call } = await accountWithProduct(consoleProc.url, `signed-${process.pid}@example.com`));
   });
 
   after(async () => {
