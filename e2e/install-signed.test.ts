@@ -8,7 +8,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { agentProcesses, installHostMissing, packageInstalled, serverNamespace } from './support/install-host.js';
@@ -158,6 +167,23 @@ describe('signed releases: the install line pins the release key', { skip: why ?
       assert.ok(!installed() && !existsSync('/usr/bin/palisade-agent'), 'no package installed');
       assert.deepEqual(agents(), [], 'no agent running');
       assert.ok(!existsSync(PINNED) && !existsSync('/var/lib/palisade-agent'), 'nothing pinned, no state');
+    }
+  });
+
+  test('a link planted at the pinned key is refused before anything is installed, and its target is untouched', async () => {
+    const victim = join(dir.path, 'victim');
+    writeFileSync(victim, 'root:secret\n', { mode: 0o600 });
+    mkdirSync('/etc/palisade', { recursive: true });
+    symlinkSync(victim, PINNED);
+    try {
+      const line = await newLine(consoleProc);
+      const res = runLine(line.root_command);
+      assert.equal(readFileSync(victim, 'utf8'), 'root:secret\n', `nothing written through the link:\n${res.out}`);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, /release\.pub is a symbolic link: the release key is never read or written through one/);
+      assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+    } finally {
+      rmSync('/etc/palisade', { recursive: true, force: true });
     }
   });
 
