@@ -14,9 +14,7 @@ import {
   copyFileSync,
   existsSync,
   lstatSync,
-  readdirSync,
   readFileSync,
-  readlinkSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -27,6 +25,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertMatchesOpenApi } from '@palisade/console/openapi-check';
 import { closedPort, runToEnd } from '@palisade/testkit';
+import { agentProcesses, installHostMissing, packageInstalled, serverNamespace } from './support/install-host.js';
 import { packagedArtifacts } from './support/packages.js';
 import {
   type ConsoleProcess,
@@ -41,25 +40,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OUT = join(ROOT, 'dist/packages');
 const VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 const DEB = `palisade-agent_${VERSION}_amd64.deb`;
-const NS = `pin-${(process.pid % 100000).toString(36)}`;
-const VETH = `pinv${(process.pid % 100000).toString(36)}`;
-// A /30 of its own per run, so two runs on one machine do not collide.
-const NET = `10.${200 + (process.pid % 50)}.${Math.floor(process.pid / 50) % 250}`;
-const HOST_IP = `${NET}.1`;
-const NS_IP = `${NET}.2`;
+const server = serverNamespace('pin', 200);
+const { ns: NS, hostIp: HOST_IP, nsIp: NS_IP } = server;
 
-function missing(): string | null {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return 'not Linux x64';
-  if (process.getuid?.() !== 0) return 'not running as root';
-  for (const tool of ['dpkg', 'ip', 'nft', 'setpriv', 'curl', 'sha256sum']) {
-    if (spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0)
-      return `\`${tool}\` is missing`;
-  }
-  if (existsSync('/run/systemd/system')) return 'systemd runs here: the script would start the unit on this host';
-  return null;
-}
-
-const why = missing();
+const why = installHostMissing(['dpkg', 'ip', 'nft', 'setpriv', 'curl', 'sha256sum']);
 if (why && process.env.CI) {
   test('the install suite can run', () => {
     assert.fail(`CI must run the install suite, but ${why}`);
@@ -74,21 +58,9 @@ const logGid = () => {
   const adm = spawnSync('getent', ['group', 'adm'], { encoding: 'utf8' });
   return adm.status === 0 ? Number(adm.stdout.split(':')[2]) : 0;
 };
-/** Pids of running processes whose executable is the packaged agent, or another (zombies have none). */
-const agentProcesses = (bin = '/usr/bin/palisade-agent') =>
-  readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/exe`).startsWith(bin);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 /** Where the script installs the single executable where there is no dpkg (or with --exe). */
 const EXE = '/usr/local/bin/palisade-agent';
-const installed = () => spawnSync('dpkg', ['--status', 'palisade-agent'], { stdio: 'ignore' }).status === 0;
+const installed = packageInstalled;
 
 /** The shown line for a root shell (the dashboard's `root_command`): saved to a file, run only when downloaded. */
 const pasted = (consoleUrl: string, args: string) =>
@@ -153,29 +125,15 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     } catch {}
     if (agentPid > 0) spawnSync('kill', [String(agentPid)]);
   };
-  const removeNamespace = () => {
-    spawnSync('ip', ['netns', 'del', NS], { stdio: 'ignore' });
-    spawnSync('ip', ['link', 'del', VETH], { stdio: 'ignore' });
-  };
+  const removeNamespace = server.remove;
   const purge = () => spawnSync('dpkg', ['--purge', 'palisade-agent'], { stdio: 'ignore' });
 
   before(async () => {
     releaseLock = await holdDpkgLock();
     packagedArtifacts(); // built once for both suites (e2e/support/packages.ts)
     assert.ok(!installed(), 'palisade-agent is already installed on this machine; purge it first');
-    removeNamespace();
     // The "server": a namespace reaching the console through a veth pair, as over a network.
-    sh('ip', ['netns', 'add', NS]);
-    sh('ip', ['link', 'add', VETH, 'type', 'veth', 'peer', 'name', `${VETH}n`]);
-    sh('ip', ['link', 'set', `${VETH}n`, 'netns', NS]);
-    sh('ip', ['addr', 'add', `${HOST_IP}/30`, 'dev', VETH]);
-    sh('ip', ['link', 'set', VETH, 'up']);
-    for (const args of [
-      ['addr', 'add', `${NS_IP}/30`, 'dev', `${VETH}n`],
-      ['link', 'set', `${VETH}n`, 'up'],
-      ['link', 'set', 'lo', 'up'],
-    ])
-      sh('ip', ['netns', 'exec', NS, 'ip', ...args]);
+    server.create();
 
     consoleProc = await startConsoleProcess({
       PALISADE_DATA_DIR: dir.path,

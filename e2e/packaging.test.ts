@@ -5,6 +5,7 @@
 // `npm install -g`. Needs Linux x64, root, dpkg, ip, setpriv and nft; in CI a missing one fails.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, verify } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -157,7 +158,7 @@ describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` 
     assert.equal(check.status, 0, check.stdout + check.stderr);
   });
 
-  test('a second build of the same commit is byte-identical, artifact by artifact', () => {
+  test('a second build of the same commit is byte-identical, artifact by artifact; --sign-key signs SHA256SUMS', () => {
     // The ar header of the .deb's first member carries the build's SOURCE_DATE_EPOCH (bytes 24–35 after
     // the `!<arch>\n` magic). The second build uses that one: the artifacts may be from an earlier commit
     // with the same inputs (e2e/support/packages.ts).
@@ -170,15 +171,25 @@ describe('the packaged agent, console and CLI', { skip: why ? `skipped: ${why}` 
     assert.ok(epoch > 1_600_000_000, `the .deb's time: ${epoch}`);
     const dir = tempDir('palisade-rebuild-');
     dirs.push(dir);
+    // Signed this time (docs/console.md, "Release key"): signing adds two files and changes no artifact.
+    const key = generateKeyPairSync('ed25519');
+    const keyDir = tempDir('palisade-release-key-');
+    dirs.push(keyDir);
+    const keyFile = join(keyDir.path, 'release.key');
+    writeFileSync(keyFile, key.privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
     const again = spawnSync(process.execPath, [join(ROOT, 'scripts/package.mjs'), '--out', dir.path], {
       encoding: 'utf8',
-      env: { ...process.env, SOURCE_DATE_EPOCH: String(epoch) },
+      env: { ...process.env, SOURCE_DATE_EPOCH: String(epoch), PALISADE_SIGN_KEY: keyFile },
     });
     assert.equal(again.status, 0, again.stdout + again.stderr);
     const artifacts = readdirSync(OUT)
-      .filter((f) => !f.startsWith('.'))
+      .filter((f) => !f.startsWith('.') && f !== 'SHA256SUMS.sig' && f !== 'release.pub')
       .sort();
-    assert.deepEqual(readdirSync(dir.path).sort(), artifacts);
+    assert.deepEqual(readdirSync(dir.path).sort(), [...artifacts, 'SHA256SUMS.sig', 'release.pub'].sort());
+    const pub = Buffer.from(key.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64');
+    assert.equal(readFileSync(join(dir.path, 'release.pub'), 'utf8'), `${pub}\n`);
+    const sums = readFileSync(join(dir.path, 'SHA256SUMS'));
+    assert.ok(verify(null, sums, key.publicKey, readFileSync(join(dir.path, 'SHA256SUMS.sig'))), 'signed by the key');
     const differ = artifacts.filter((f) => !readFileSync(join(OUT, f)).equals(readFileSync(join(dir.path, f))));
     assert.deepEqual(differ, [], 'artifacts that differ between two builds');
 

@@ -9,8 +9,10 @@
 //   palisade-console-<v>.tgz            the console and its dashboard, for `npm install -g`
 //   palisade-sdk-<v>.tgz                the `palisade` CLI and SDK, for `npm install -g`
 //   SHA256SUMS
+//   SHA256SUMS.sig, release.pub          with --sign-key FILE (or PALISADE_SIGN_KEY): the Ed25519
+//                                        signature of SHA256SUMS and the public key (base64)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -35,7 +37,7 @@ import { rolldown } from 'rolldown';
 import { changelog, manPage, shlibsDepends } from './debian.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const { values: options } = parseArgs({ options: { out: { type: 'string' } } });
+const { values: options } = parseArgs({ options: { out: { type: 'string' }, 'sign-key': { type: 'string' } } });
 const out = resolve(options.out ?? join(root, 'dist', 'packages'));
 // The staging directory, made fresh each run (two builds may run at once, into two outputs).
 const work = mkdtempSync(join(tmpdir(), 'palisade-package-'));
@@ -90,6 +92,22 @@ function dateTree(dir) {
     if (lstatSync(join(dir, p)).isSymbolicLink()) fail(`${join(dir, p)}: no links in a package`);
     utimesSync(join(dir, p), epoch, epoch);
   }
+}
+
+// The release key (`palisade-console release-key new`), read before anything is built so a wrong
+// one fails at once. Ed25519 signatures are deterministic: a signed build stays reproducible.
+const signKeyFile = options['sign-key'] ?? process.env.PALISADE_SIGN_KEY;
+let signKey = null;
+if (signKeyFile !== undefined) {
+  try {
+    signKey = createPrivateKey(readFileSync(signKeyFile));
+  } catch (err) {
+    fail(`--sign-key ${signKeyFile}: ${err.message}`);
+  }
+  if (signKey.asymmetricKeyType !== 'ed25519')
+    fail(
+      `--sign-key ${signKeyFile}: an Ed25519 key is expected (palisade-console release-key new), not ${signKey.asymmetricKeyType}`,
+    );
 }
 
 rmSync(out, { recursive: true, force: true });
@@ -358,7 +376,16 @@ const sums = artifacts.map(
       .digest('hex')}  ${f}`,
 );
 writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
+const written = [...artifacts, 'SHA256SUMS'];
+if (signKey !== null) {
+  step('SHA256SUMS.sig (Ed25519) and release.pub');
+  writeFileSync(join(out, 'SHA256SUMS.sig'), sign(null, readFileSync(join(out, 'SHA256SUMS')), signKey));
+  const raw = Buffer.from(createPublicKey(signKey).export({ format: 'jwk' }).x, 'base64url');
+  writeFileSync(join(out, 'release.pub'), `${raw.toString('base64')}\n`);
+  written.push('SHA256SUMS.sig', 'release.pub');
+} else {
+  step('unsigned (no --sign-key): the console will say so, and install lines pin no release key');
+}
 
-for (const f of [...artifacts, 'SHA256SUMS'])
-  console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
+for (const f of written) console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
 step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);

@@ -175,6 +175,25 @@ program
     }).catch(fail);
   });
 
+program
+  .command('verify-release')
+  .description("check SHA256SUMS's signature against the pinned release key (exit 0 verified, 1 refused)")
+  .requiredOption('--sums <file>', 'SHA256SUMS as downloaded')
+  .requiredOption('--sig <file>', 'SHA256SUMS.sig as downloaded')
+  .option('--key <base64>', 'the release public key (default: the pinned one in --key-file)')
+  .option('--key-file <file>', 'the pinned release public key', '/etc/palisade/release.pub')
+  .action(async (o: { sums: string; sig: string; key?: string; keyFile: string }) => {
+    const { verifyReleaseFiles } = await import('./release.js');
+    let ok = false;
+    try {
+      ok = verifyReleaseFiles(o);
+    } catch (err) {
+      fail(err);
+    }
+    if (!ok) fail(new Error(`${o.sig} is not the release key's signature of ${o.sums}: refused`));
+    print(`${o.sums}: signature verified`);
+  });
+
 withConfig(
   program.command('alert-test').description('send a test event to alerter.url (through the daemon when it runs)'),
 )

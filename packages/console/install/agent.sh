@@ -20,6 +20,10 @@
 #          --connect M how the console reaches the agent: auto (default: direct when the console
 #                      reaches the agent's address at registration, else the agent keeps an
 #                      outbound link to the console), direct or outbound
+#          --release-key K  the release public key (base64, from the console's install line):
+#                      SHA256SUMS must carry its Ed25519 signature (SHA256SUMS.sig), checked with
+#                      openssl (1.1.1+) or an installed palisade-agent, before anything is installed;
+#                      the key is pinned at /etc/palisade/release.pub and later runs need its signature
 #          --exe       install the single executable even where dpkg exists
 #          --uninstall stop and remove the agent (`palisade-agent uninstall`); with --purge its
 #                      config and state too, with --forget its server in the console too
@@ -36,6 +40,8 @@ NAME=''
 URL=''
 CONNECT=auto
 EXE_ONLY=0
+RELEASE_KEY=''
+PINNED=/etc/palisade/release.pub
 UNINSTALL=0
 PURGE=0
 FORGET=0
@@ -55,11 +61,12 @@ while [ $# -gt 0 ]; do
     --name) [ $# -ge 2 ] || die "--name needs a value"; NAME=$2; shift 2 ;;
     --url) [ $# -ge 2 ] || die "--url needs a value"; URL=$2; shift 2 ;;
     --connect) [ $# -ge 2 ] || die "--connect needs a value"; CONNECT=$2; shift 2 ;;
+    --release-key) [ $# -ge 2 ] || die "--release-key needs a value"; RELEASE_KEY=$2; shift 2 ;;
     --exe) EXE_ONLY=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
     --forget) FORGET=1; shift ;;
-    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect, --exe, --uninstall, --purge or --forget)" ;;
+    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect, --release-key, --exe, --uninstall, --purge or --forget)" ;;
   esac
 done
 case "$CONNECT" in
@@ -149,14 +156,77 @@ fetch() {
     die "could not download $1 from $CONSOLE. Nothing was changed."
   fi
 }
+# Signed releases (docs/agent.md, "Signed releases"): the key the line carries, or the one pinned
+# here at the first install; a line carrying another key than the pinned one is refused.
+for path in /etc/palisade "$PINNED"; do
+  [ ! -L "$path" ] || die "$path is a symbolic link: the release key is never read or written through one. Remove it and run the line again. Nothing was changed."
+done
+pem() { printf -- '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA%s\n-----END PUBLIC KEY-----\n' "$1"; }
+if [ -n "$RELEASE_KEY" ]; then
+  case "$RELEASE_KEY" in
+    *[!A-Za-z0-9+/=]*) die "--release-key: expected the release public key in base64 (44 characters), not $RELEASE_KEY. Nothing was changed." ;;
+  esac
+  [ "${#RELEASE_KEY}" = 44 ] || die "--release-key: expected 44 base64 characters, got ${#RELEASE_KEY}. Nothing was changed."
+  pem "$RELEASE_KEY" >"$TMP/release.pub"
+  if [ -e "$PINNED" ]; then
+    not_plain_file "$PINNED" && die "$PINNED is not a regular file with one name. Nothing was changed."
+    cmp -s "$TMP/release.pub" "$PINNED" ||
+      die "--release-key $RELEASE_KEY is not the release key this host pinned at its first install ($PINNED): a console serving other artifacts is refused. To trust a new key, remove $PINNED and run the line again. Nothing was changed."
+  fi
+elif [ -e "$PINNED" ]; then
+  not_plain_file "$PINNED" && die "$PINNED is not a regular file with one name. Nothing was changed."
+  cp "$PINNED" "$TMP/release.pub"
+fi
+
+# Whether SHA256SUMS.sig is the pinned key's signature of SHA256SUMS: openssl 1.1.1 or newer, else an
+# agent already installed here (`palisade-agent verify-release`); neither, and nothing is installed.
+verify_signature() {
+  if command -v openssl >/dev/null 2>&1; then
+    case "$(openssl version 2>/dev/null)" in
+      'OpenSSL 0.'* | 'OpenSSL 1.0.'* | 'OpenSSL 1.1.0'*) ;;
+      *)
+        openssl pkeyutl -verify -pubin -inkey "$TMP/release.pub" -rawin -in "$TMP/SHA256SUMS" \
+          -sigfile "$TMP/SHA256SUMS.sig" >"$TMP/verify.log" 2>&1
+        return
+        ;;
+    esac
+  fi
+  for bin in /usr/bin/palisade-agent /usr/local/bin/palisade-agent; do
+    if [ -x "$bin" ]; then
+      "$bin" verify-release --sums "$TMP/SHA256SUMS" --sig "$TMP/SHA256SUMS.sig" --key-file "$TMP/release.pub" >"$TMP/verify.log" 2>&1
+      return
+    fi
+  done
+  die "checking the release signature needs openssl 1.1.1 or newer (apt-get install openssl), and it is missing. Nothing was changed."
+}
+
 say "downloading $ARTIFACT from $CONSOLE"
 fetch SHA256SUMS
+if [ -f "$TMP/release.pub" ]; then
+  fetch SHA256SUMS.sig
+  if ! verify_signature; then
+    tr -cd '\11\12\40-\176' <"$TMP/verify.log" | head -c 2000 >&2
+    die "SHA256SUMS from $CONSOLE is not signed by the pinned release key ($(sed -n 2p "$TMP/release.pub" | cut -c17-)): refused. Nothing was changed."
+  fi
+  say "SHA256SUMS signature verified (release key $(sed -n 2p "$TMP/release.pub" | cut -c17-))"
+else
+  say "warning: no release key on the line and none pinned: only the SHA-256 from the same console guards the download (docs/agent.md, \"Signed releases\")"
+fi
 fetch "$ARTIFACT"
 expected=$(awk -v f="$ARTIFACT" '$2 == f { print $1 }' "$TMP/SHA256SUMS")
 [ -n "$expected" ] || die "SHA256SUMS from the console has no line for $ARTIFACT. Nothing was changed."
 actual=$(sha256sum "$TMP/$ARTIFACT" | awk '{ print $1 }')
 [ "$actual" = "$expected" ] || die "checksum mismatch for $ARTIFACT: SHA256SUMS says $expected, the download is $actual. Nothing was changed."
 say "SHA-256 verified ($actual)"
+# The key that verified is pinned for later runs and the agent: root's, 0644, through no link
+# (renamed over the name, which replaces a link there rather than following it).
+if [ -f "$TMP/release.pub" ] && ! cmp -s "$TMP/release.pub" "$PINNED" 2>/dev/null; then
+  mkdir -p /etc/palisade && chmod 0755 /etc/palisade
+  pinned_new=$(mktemp /etc/palisade/.release.pub.XXXXXX)
+  cat "$TMP/release.pub" >"$pinned_new" && chmod 0644 "$pinned_new" && mv -f "$pinned_new" "$PINNED" ||
+    die "could not write $PINNED"
+  say "release key pinned at $PINNED"
+fi
 
 # Without systemd the agent runs in the background; an upgrade stops the old one first. The pid
 # file is the agent's user's to write: root signals that pid only when it is a palisade-agent.

@@ -202,4 +202,15 @@ catalog
     },
   );
 
+program
+  .command('release-key')
+  .description('signed releases: `release-key new --out FILE` makes a key for npm run package --sign-key')
+  .command('new')
+  .description('write a new Ed25519 release private key to FILE (0600, never overwritten); print its public key')
+  .requiredOption('--out <file>', 'where the private key goes (keep it off the console)')
+  .action(async (o: { out: string }) => {
+    const { newReleaseKey } = await import('./release-key.js');
+    print(`Release private key written to ${o.out}. Public key: ${newReleaseKey(o.out)}`);
+  });
+
 program.parseAsync(process.argv).catch(fail);

@@ -27,6 +27,7 @@ const NOT_DOCUMENTED: Record<string, string> = {
   // The one-line install: a shell script and the agent's packages, not JSON (docs/agent.md).
   'GET /install/agent.sh': 'install script (text/x-shellscript)',
   'GET /install/SHA256SUMS': 'checksums of the agent packages (text)',
+  'GET /install/SHA256SUMS.sig': 'the release key signature of SHA256SUMS (octet-stream, 64 bytes)',
   'GET /install/:artifact': 'an agent package (octet-stream), by an allow-list of names',
   // The recipient's confirmation of an e-mail alert channel: an HTML page and its form (docs/alerts.md).
   'GET /alerts/confirm': 'e-mail channel confirmation page (HTML)',

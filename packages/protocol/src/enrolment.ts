@@ -45,6 +45,8 @@ export const createdEnrolmentTokenSchema = enrolmentTokenSchema.extend({
   command: z.string(),
   /** The same line for a root shell on a host without sudo. */
   root_command: z.string(),
+  /** The release public key the line pins (RELEASE_KEY_PATTERN), or null: this console's releases are unsigned. */
+  release_key: z.string().nullable(),
 });
 export type CreatedEnrolmentToken = z.infer<typeof createdEnrolmentTokenSchema>;
 
@@ -54,10 +56,24 @@ export type CreatedEnrolmentToken = z.infer<typeof createdEnrolmentTokenSchema>;
  * fails (and Ansible or cloud-init report it) when the console is down or has no packages, where
  * `curl … | sh` would run an empty script and succeed.
  */
-export function installCommand(consoleUrl: string, token: string, asRoot = false): string {
+export function installCommand(
+  consoleUrl: string,
+  token: string,
+  asRoot = false,
+  releaseKey: string | null = null,
+): string {
   const run = asRoot ? 'sh' : 'sudo sh';
-  return `curl -fsSL ${consoleUrl}/install/agent.sh -o palisade-install.sh && ${run} palisade-install.sh --token ${token}`;
+  const pin = releaseKey === null ? '' : ` --release-key ${releaseKey}`;
+  return `curl -fsSL ${consoleUrl}/install/agent.sh -o palisade-install.sh && ${run} palisade-install.sh --token ${token}${pin}`;
 }
+
+/**
+ * A release public key as the install line carries it and `release.pub` holds it: the Ed25519 key's
+ * 32 raw bytes in base64 (docs/decisions.md, "Signed releases"). Only base64 characters: one sh word.
+ */
+export const RELEASE_KEY_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+/** The DER prefix of an Ed25519 SubjectPublicKeyInfo; its base64 joined to the key's is the key's PEM body. */
+export const ED25519_SPKI_PREFIX_B64 = 'MCowBQYDK2VwAyEA';
 
 // `POST /api/agent/register`'s body is checked by the console and typed for the agent from one schema.
 export type { AgentRegistration } from './requests/servers.js';

@@ -88,7 +88,7 @@ export function createEnrolmentService({ db, clock, servers }: EnrolmentDeps) {
     },
 
     /** The raw token is in the answer once, with the install line; only its SHA-256 is kept. */
-    async create(accountId: number, input: CreateEnrolmentToken, consoleUrl: string) {
+    async create(accountId: number, input: CreateEnrolmentToken, consoleUrl: string, releaseKey: string | null = null) {
       const now = clock();
       const product = await findProduct(db, accountId, input.product_id);
       if (!product) throw badRequest('product_id: no product with this id on your account');
@@ -114,8 +114,9 @@ export function createEnrolmentService({ db, clock, servers }: EnrolmentDeps) {
       return {
         ...tokenView(row, now),
         token,
-        command: installCommand(consoleUrl, token),
-        root_command: installCommand(consoleUrl, token, true),
+        command: installCommand(consoleUrl, token, false, releaseKey),
+        root_command: installCommand(consoleUrl, token, true, releaseKey),
+        release_key: releaseKey,
       };
     },
 

@@ -2,6 +2,7 @@ import { createEnrolmentTokenRequest } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors.js';
 import { requireSession } from '../../plugins/auth.js';
+import { readReleaseKey } from '../../release-key.js';
 import { parseId, parseInput } from '../../validation.js';
 import { consoleUrl } from '../console-url.js';
 
@@ -13,7 +14,9 @@ export default async function enrolmentRoutes(app: FastifyInstance) {
 
   app.post('/api/enrolment-tokens', { preHandler: requireSession }, async (request, reply) => {
     const body = parseInput(createEnrolmentTokenRequest, request.body, 'body');
-    const token = await app.services.enrolment.create(request.account!.id, body, consoleUrl(request));
+    // The line pins the release key of the artifacts this console serves (null: unsigned).
+    const releaseKey = readReleaseKey(app.config.artifactsDir);
+    const token = await app.services.enrolment.create(request.account!.id, body, consoleUrl(request), releaseKey);
     return reply.status(201).send({ data: token });
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONSOLE_VERSION } from '../../config.js';
+import { RELEASE_SIGNATURE, readReleaseKey } from '../../release-key.js';
 import { consoleUrl, shQuote } from '../console-url.js';
 
 // This file runs compiled, from <console package>/dist/src/routes/install/, in a checkout and in the npm tarball.
@@ -32,9 +33,13 @@ export default async function installRoutes(app: FastifyInstance) {
   const dir = app.config.artifactsDir;
   const sumsFile = join(dir, 'SHA256SUMS');
 
-  /** SHA256SUMS limited to the served names, or null when the packages are not there. */
+  /**
+   * SHA256SUMS limited to the served names, or null when the packages are not there. Signed, it is
+   * served as signed, byte for byte (SHA256SUMS.sig is the signature of the whole file).
+   */
   const sums = (): string | null => {
     if (!existsSync(sumsFile)) return null;
+    if (readReleaseKey(dir) !== null) return readFileSync(sumsFile, 'utf8');
     const lines = readFileSync(sumsFile, 'utf8')
       .split('\n')
       .filter((line) => (INSTALL_ARTIFACTS as readonly string[]).includes(line.split('  ')[1] ?? ''));
@@ -59,6 +64,21 @@ export default async function installRoutes(app: FastifyInstance) {
   app.get('/install/SHA256SUMS', (_request, reply) => {
     const text = sums();
     return text === null ? plain(reply, 503, missingArtifacts(dir)) : plain(reply, 200, text);
+  });
+
+  // The signature (raw, 64 bytes) the script checks against the key its line pins; 404 unsigned.
+  app.get('/install/SHA256SUMS.sig', (_request, reply) => {
+    if (readReleaseKey(dir) === null) {
+      return plain(
+        reply,
+        404,
+        'not found: the artifacts this console serves are unsigned (no SHA256SUMS.sig and release.pub)\n',
+      );
+    }
+    return reply
+      .header('cache-control', 'no-store')
+      .type('application/octet-stream')
+      .send(readFileSync(join(dir, RELEASE_SIGNATURE)));
   });
 
   app.get<{ Params: { artifact: string } }>('/install/:artifact', (request, reply) => {

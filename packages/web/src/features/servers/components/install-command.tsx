@@ -53,6 +53,16 @@ function CommandOnce({ created, onDone }: { created: CreatedEnrolmentToken; onDo
           Done
         </Button>
       </div>
+      <p className="hint" data-testid="release-signing">
+        {created.release_key ? (
+          <>
+            Releases are signed: the line pins the release key <code>{created.release_key}</code>, and the script
+            installs only artifacts whose SHA256SUMS that key signed.
+          </>
+        ) : (
+          <>Releases are unsigned: nothing but the SHA-256 from this console guards the download.</>
+        )}
+      </p>
       <p className="hint">
         The script checks the download's SHA-256, installs the agent, which makes its own key, and registers it. The
         server then appears on the fleet page by itself.
