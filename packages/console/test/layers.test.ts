@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  */
 const LAYERS = [
   ['db', 'json', 'errors', 'secrets', 'config', 'validation'],
-  ['repositories', 'outbound'],
+  ['repositories', 'outbound', 'backup', 'release-key'],
   ['plugins'],
   ['services'],
   ['routes'],
