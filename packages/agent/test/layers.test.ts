@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 /** The agent's layers, lowest first (docs/architecture.md, "The agent"). */
 const LAYERS = [
-  ['lib', 'version', 'log', 'deps'],
+  ['lib', 'version', 'log', 'deps', 'release'],
   ['state'],
   ['config'],
   ['measure', 'protection', 'alerter', 'jobs'],
