@@ -34,20 +34,34 @@ export function createSecretBox(key: Buffer): SecretBox {
   };
 }
 
-/** PALISADE_SECRET_KEY when set; otherwise a key file made once in the data dir (mode 0600). */
-export function loadSecretKey(configured: Buffer | null, dataDir: string): Buffer {
-  if (configured) return configured;
-  const file = join(dataDir, 'secret.key');
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    try {
-      writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first
-    }
-  }
+/** Where the key lives in the data dir when PALISADE_SECRET_KEY is not set. */
+export const secretKeyFile = (dataDir: string) => join(dataDir, 'secret.key');
+
+/** The data dir's key file, or null when there is none; a file that is not 64 hex characters is an error naming it. */
+export function readSecretKeyFile(dataDir: string): Buffer | null {
+  const file = secretKeyFile(dataDir);
+  if (!existsSync(file)) return null;
   const hex = readFileSync(file, 'utf8').trim();
   if (!/^[0-9a-fA-F]{64}$/.test(hex))
     throw new Error(`${file} does not hold 64 hex characters; restore it or set PALISADE_SECRET_KEY`);
   return Buffer.from(hex, 'hex');
+}
+
+/** Writes the data dir's key file, made new with mode 0600 (O_EXCL: an existing file or a link there fails with EEXIST). */
+export function writeSecretKeyFile(dataDir: string, key: Buffer) {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(secretKeyFile(dataDir), key.toString('hex'), { mode: 0o600, flag: 'wx' });
+}
+
+/** PALISADE_SECRET_KEY when set; otherwise a key file made once in the data dir (mode 0600). */
+export function loadSecretKey(configured: Buffer | null, dataDir: string): Buffer {
+  if (configured) return configured;
+  const existing = readSecretKeyFile(dataDir);
+  if (existing) return existing;
+  try {
+    writeSecretKeyFile(dataDir, randomBytes(32));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first
+  }
+  return readSecretKeyFile(dataDir)!;
 }

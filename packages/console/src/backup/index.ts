@@ -1,9 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CONSOLE_VERSION, type ConsoleConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { type Dialect, migrationProvider, RENAMED_MIGRATIONS } from '../db/migrations/index.js';
-import { loadSecretKey } from '../secrets.js';
+import { readSecretKeyFile, secretKeyFile, writeSecretKeyFile } from '../secrets.js';
 import { ArchiveWriter, type BackupHeader, readArchive } from './archive.js';
 import { dumpPostgres, emptySchema, loadPostgres, parseRows, refuseUsedSchema } from './postgres.js';
 import { copySqlite, refuseUsedDataDir, stageSqlite } from './sqlite.js';
@@ -49,11 +47,12 @@ export async function backup(config: Settings, file: string, force: boolean): Pr
 
 /** The key the console encrypts with; never a new one (that would decrypt nothing). */
 function secretKeyOf(config: Settings): string {
-  if (!config.secretKey && !existsSync(join(config.dataDir, 'secret.key')))
+  const key = config.secretKey ?? readSecretKeyFile(config.dataDir);
+  if (!key)
     throw new Error(
-      `no secret key: neither PALISADE_SECRET_KEY nor ${join(config.dataDir, 'secret.key')}; run the backup with the console's settings`,
+      `no secret key: neither PALISADE_SECRET_KEY nor ${secretKeyFile(config.dataDir)}; run the backup with the console's settings`,
     );
-  return loadSecretKey(config.secretKey, config.dataDir).toString('hex');
+  return key.toString('hex');
 }
 
 /** Restores `file` into an empty data directory or PostgreSQL schema, then migrates it to this console's version. */
@@ -71,14 +70,14 @@ export async function restore(config: Settings, file: string): Promise<string> {
     );
   if (header.migrations.some((m, i) => known[i] !== m))
     throw new Error(`${file} has migrations this console applies in another order: ${header.migrations.join(', ')}`);
-  const keyFile = refuseOtherKey(config, header.secret_key);
+  const writesKey = refuseOtherKey(config, header.secret_key);
   const upTo = header.migrations.at(-1)!;
   const settings = { dataDir: config.dataDir, databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema };
   if (dialect === 'sqlite') {
     refuseUsedDataDir(config.dataDir);
     const staged = stageSqlite(config.dataDir, body, header.migrations);
     try {
-      writeKey(keyFile, config.dataDir, header.secret_key);
+      if (writesKey) writeSecretKeyFile(config.dataDir, Buffer.from(header.secret_key, 'hex'));
       staged.commit();
     } catch (err) {
       staged.abandon();
@@ -96,7 +95,7 @@ export async function restore(config: Settings, file: string): Promise<string> {
       await emptySchema(url, schema, existed);
       throw err;
     }
-    writeKey(keyFile, config.dataDir, header.secret_key);
+    if (writesKey) writeSecretKeyFile(config.dataDir, Buffer.from(header.secret_key, 'hex'));
   }
   await (await openDatabase(settings)).close();
   const forward = known.length - header.migrations.length;
@@ -105,25 +104,21 @@ export async function restore(config: Settings, file: string): Promise<string> {
 
 /**
  * The key the restored console will use must be the backup's: a different PALISADE_SECRET_KEY or
- * secret.key would leave every encrypted column unreadable. Answers the key file to write, if any.
+ * secret.key would leave every encrypted column unreadable. Answers whether secret.key is to be written.
  */
-function refuseOtherKey(config: Settings, key: string): string | null {
+function refuseOtherKey(config: Settings, key: string): boolean {
   if (config.secretKey) {
     if (config.secretKey.toString('hex') !== key)
       throw new Error(
         'PALISADE_SECRET_KEY is not the key of this backup; unset it (the backup brings its own) or set it to that key',
       );
-    return null;
+    return false;
   }
-  const file = join(config.dataDir, 'secret.key');
-  if (!existsSync(file)) return file;
-  if (readFileSync(file, 'utf8').trim().toLowerCase() !== key)
-    throw new Error(`${file} holds another secret key; restore only into an empty data directory`);
-  return null;
-}
-
-function writeKey(file: string | null, dataDir: string, key: string) {
-  if (!file) return;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, key, { mode: 0o600, flag: 'wx' }); // O_EXCL: never through a symlink
+  const existing = readSecretKeyFile(config.dataDir);
+  if (!existing) return true;
+  if (existing.toString('hex') !== key)
+    throw new Error(
+      `${secretKeyFile(config.dataDir)} holds another secret key; restore only into an empty data directory`,
+    );
+  return false;
 }
