@@ -2,14 +2,13 @@
 // outage"): real console processes on one database. Restarts mid-round: alert-rounds.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { generateToken, hashToken } from '@palisade/protocol';
-import { eventually } from '@palisade/testkit';
 import pg from 'pg';
 /** Servers in the long rounds: enough that their first round takes a while (each one's alert is a transition). */
 import {
-  addServers,
+  backAndSilent,
   comesBackAfterTwoRounds,
   evaluationOf,
+  onlySilentAlerted,
   outdated,
   type World,
   world,
@@ -114,14 +113,7 @@ for (const dialect of dialects()) {
 
     test('no offline alert for an agent that checks in within one interval; one that stays silent is alerted after the grace', async () => {
       // The console was down for 300 s: both agents last checked in before it went away.
-      const [back, silent] = await addServers(w, 2, { last_seen: Date.now() - 300_000 });
-      const daemon = generateToken('daemon');
-      await w.database.db
-        .updateTable('servers')
-        .set({ daemon_token_hash: hashToken(daemon), name: 'comes-back' })
-        .where('id', '=', back!)
-        .execute();
-      await w.database.db.updateTable('servers').set({ name: 'stays-silent' }).where('id', '=', silent!).execute();
+      const daemon = await backAndSilent(w, Date.now() - 300_000);
 
       // Check-ins every 5 s; rounds every second.
       const p = await startConsoleProcess({
@@ -134,17 +126,7 @@ for (const dialect of dialects()) {
         // do (docs/agent.md), after the console's first rounds.
         await comesBackAfterTwoRounds(p, daemon);
         // The silent one is told after its grace (one interval plus 15 s).
-        await eventually(
-          'the silent server alerted',
-          () => (w.hooks.got.some((r) => /stays-silent is offline/.test(r.body)) ? true : undefined),
-          40_000,
-        );
-        const texts = w.hooks.got.map((r) => JSON.parse(r.body).text as string);
-        assert.deepEqual(
-          texts.filter((t) => /comes-back/.test(t)),
-          [],
-          'nothing about the agent that came back within its interval',
-        );
+        const texts = await onlySilentAlerted(w);
         assert.equal(texts.filter((t) => /stays-silent is offline/.test(t)).length, 1);
       } finally {
         await p.kill('SIGTERM');
@@ -159,14 +141,7 @@ describe('after a database outage (postgres)', { skip: !dialects().includes('pos
     const w = await world('postgres', { name: 'down', kind: 'offline' });
     const schema = w.database.databaseSchema!;
     try {
-      const [back, silent] = await addServers(w, 2, { last_seen: Date.now() });
-      const daemon = generateToken('daemon');
-      await w.database.db
-        .updateTable('servers')
-        .set({ daemon_token_hash: hashToken(daemon), name: 'comes-back' })
-        .where('id', '=', back!)
-        .execute();
-      await w.database.db.updateTable('servers').set({ name: 'stays-silent' }).where('id', '=', silent!).execute();
+      const daemon = await backAndSilent(w, Date.now());
       const p = await startConsoleProcess({
         ...w.env,
         PALISADE_CHECKIN_INTERVAL_S: '5',
@@ -185,17 +160,7 @@ describe('after a database outage (postgres)', { skip: !dialects().includes('pos
         away = false;
         // The agent that was waiting for the database comes back within its interval (5 s).
         await comesBackAfterTwoRounds(p, daemon);
-        await eventually(
-          'the silent server alerted',
-          () => (w.hooks.got.some((r) => /stays-silent is offline/.test(r.body)) ? true : undefined),
-          40_000,
-        );
-        const texts = w.hooks.got.map((r) => JSON.parse(r.body).text as string);
-        assert.deepEqual(
-          texts.filter((t) => /comes-back/.test(t)),
-          [],
-          'nothing about the agent that came back within its interval',
-        );
+        await onlySilentAlerted(w);
       } finally {
         if (away) await admin.query(`ALTER SCHEMA "${schema}_away" RENAME TO "${schema}"`);
         await admin.end();

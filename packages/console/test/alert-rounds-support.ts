@@ -1,6 +1,8 @@
 // What alert-rounds.test.ts and alert-outage.test.ts share: a database with an owner and one rule, many
 // servers inserted at once, and what the lease and /readyz say of evaluation.
+
 import assert from 'node:assert/strict';
+import { generateToken, hashToken } from '@palisade/protocol';
 import { eventually } from '@palisade/testkit';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -177,3 +179,35 @@ export async function comesBackAfterTwoRounds(p: ConsoleProcess, daemon: string)
 }
 
 export const outdated = { name: 'old agents', kind: 'agent_outdated' };
+
+/**
+ * Two servers of the owner, last seen at `lastSeen`: "comes-back", whose daemon token (answered) the
+ * test checks in with, and "stays-silent".
+ */
+export async function backAndSilent(w: World, lastSeen: number): Promise<string> {
+  const [back, silent] = await addServers(w, 2, { last_seen: lastSeen });
+  const daemon = generateToken('daemon');
+  await w.database.db
+    .updateTable('servers')
+    .set({ daemon_token_hash: hashToken(daemon), name: 'comes-back' })
+    .where('id', '=', back!)
+    .execute();
+  await w.database.db.updateTable('servers').set({ name: 'stays-silent' }).where('id', '=', silent!).execute();
+  return daemon;
+}
+
+/** Waits for the silent server's offline alert and holds that nothing was said of the one that came back; the texts sent. */
+export async function onlySilentAlerted(w: World): Promise<string[]> {
+  await eventually(
+    'the silent server alerted',
+    () => (w.hooks.got.some((r) => /stays-silent is offline/.test(r.body)) ? true : undefined),
+    40_000,
+  );
+  const texts = w.hooks.got.map((r) => JSON.parse(r.body).text as string);
+  assert.deepEqual(
+    texts.filter((t) => /comes-back/.test(t)),
+    [],
+    'nothing about the agent that came back within its interval',
+  );
+  return texts;
+}
