@@ -66,6 +66,15 @@ withConfig(program.command('run').description('run the daemon')).action(async (o
   // docs/performance.md ("Agent memory"). Set here, not as a node flag, so every form gets it.
   setFlagsFromString('--semi-space-growth-factor=1');
   const log = streamLog();
+  // Taken before the daemon says it listens (and writes its pid file): a SIGHUP from then on must
+  // reload, never end the process as a signal without a handler does. One that comes while the
+  // daemon starts is applied once it has started.
+  let started: { reload(): unknown } | null = null;
+  let reloadAsked = false;
+  process.on('SIGHUP', () => {
+    if (started) started.reload();
+    else reloadAsked = true;
+  });
   const daemon = await startDaemon({
     configFile: configChoice(o).file,
     configExplicit: configChoice(o).explicit,
@@ -75,7 +84,8 @@ withConfig(program.command('run').description('run the daemon')).action(async (o
     // The daemon's output goes to its log file or the journal: no secret in it (docs/security.md).
     print: (line) => print(redactSecrets(line)),
   }).catch(fail);
-  process.on('SIGHUP', () => daemon.reload());
+  started = daemon;
+  if (reloadAsked) daemon.reload();
   let closing = false;
   const stop = (signal: string) => {
     if (closing) return;
