@@ -19,6 +19,7 @@ import {
   pgBackendCpu,
   startPinned,
   stopChild,
+  teamOf,
   writeTokenRotation,
   wrk,
 } from './lib.mjs';
@@ -51,14 +52,17 @@ async function prepare(env, tokenCount) {
   await services.catalog.seed();
   const tokens = [];
   for (let a = 0; a * 100 < tokenCount; a += 1) {
-    const account = await services.accounts.create({
-      email: `bench${a}@example.com`,
-      password: 'bench-password',
-      name: 'B',
-    });
+    const account = teamOf(
+      await services.accounts.create({
+        email: `bench${a}@example.com`,
+        password: 'bench-password',
+        name: 'B',
+      }),
+    );
     const product = await services.catalog.addProduct(account.id, 3);
     await addServers(database.db, boundaries, account.id, product.id);
-    for (let t = 0; t < 100; t += 1) tokens.push((await services.tokens.create(account.id, `b${t}`)).token);
+    for (let t = 0; t < 100; t += 1)
+      tokens.push((await services.tokens.create(account.id, account.personId, `b${t}`)).token);
   }
   boundaries.outbound.close();
   await database.close();

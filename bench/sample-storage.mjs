@@ -6,7 +6,7 @@
 // Usage: node bench/sample-storage.mjs [--rows 200000] [--postgres URL]
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { arg, benchStore, fmt, openConsole } from './lib.mjs';
+import { arg, benchStore, fmt, openConsole, teamOf } from './lib.mjs';
 
 const ROWS = Number(arg('rows', '200000'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
@@ -24,7 +24,9 @@ async function measure(dialect) {
   const store = benchStore('samples', dialect === 'postgres' ? PG : undefined, { PALISADE_BOOTSTRAP_ADMIN: '0' });
   const { db, boundaries, services, close } = await openConsole(store.env);
   await services.catalog.seed();
-  const account = await services.accounts.create({ email: 's@example.com', password: 'bench-password', name: 'S' });
+  const account = teamOf(
+    await services.accounts.create({ email: 's@example.com', password: 'bench-password', name: 'S' }),
+  );
   const product = await services.catalog.addProduct(account.id, 3);
   const servers = [];
   for (let s = 0; s < 100; s += 1) {

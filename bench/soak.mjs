@@ -1,22 +1,23 @@
 #!/usr/bin/env node
 // Soak (docs/performance.md, "Check-in ingest and capacity"): one console process (pinned to core 1)
-// under a steady check-in rate from AGENTS agents plus v1 server lists, for a bounded time (default
-// 10 minutes), its resident memory sampled every 10 s. The generator is this process, pinned to
+// under a steady check-in rate from AGENTS agents plus v1 server lists spread over TOKENS live
+// personal access tokens (each polls in turn), for a bounded time (default 10 minutes), its resident memory sampled every 10 s. The generator is this process, pinned to
 // core 0: open-loop at a fixed rate (wrk keeps a fixed number of connections busy instead, and wrk2
 // is not packaged here). Then, still under load, the console is killed with SIGKILL and restarted:
 // every check-in it had acknowledged (2xx) must be in the database.
 // Bounds: after the first minute of warm-up, RSS grows by no more than 50 MB; no error answers.
-// Usage: node bench/soak.mjs [--minutes 10] [--agents 1000] [--rate 3000] [--lists 50] [--postgres URL]
+// Usage: node bench/soak.mjs [--minutes 10] [--agents 1000] [--rate 3000] [--lists 50] [--tokens 3000] [--postgres URL]
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import { arg, benchStore, consoleDist, fmt, openConsole, root, startProcess } from './lib.mjs';
+import { arg, benchStore, consoleDist, fmt, openConsole, root, startProcess, teamOf } from './lib.mjs';
 
 const MINUTES = Number(arg('minutes', '10'));
 const AGENTS = Number(arg('agents', '1000'));
 const RATE = Number(arg('rate', '3000'));
 const LISTS = Number(arg('lists', '50'));
+const TOKENS = Number(arg('tokens', '3000'));
 const PG = arg('postgres', process.env.PALISADE_BENCH_DATABASE_URL);
 const BOUND_MB = 50;
 
@@ -28,11 +29,21 @@ const store = benchStore('soak', PG, { PALISADE_PORT: '0', PALISADE_BOOTSTRAP_AD
 const METRICS_PORT = 20_000 + (process.pid % 20_000);
 const env = { ...store.env, PALISADE_METRICS_ADDR: `127.0.0.1:${METRICS_PORT}` };
 
-/** AGENTS servers with daemon tokens and 40 API tokens (so the 120-a-minute limit is never reached). */
+/**
+ * AGENTS servers with daemon tokens and TOKENS API tokens, used in turn (at 50 lists/s, each of
+ * 3,000 once a minute: far below its 120), over as many accounts as the 100-tokens-an-account
+ * limit needs, the servers dealt out among them.
+ */
 async function prepare() {
   const { db, boundaries, services, close } = await openConsole(env);
   await services.catalog.seed();
-  const account = await services.accounts.create({ email: 'soak@example.com', password: 'soak-password', name: 'S' });
+  const accounts = [];
+  for (let a = 0; a < Math.max(1, Math.ceil(TOKENS / 100)); a += 1)
+    accounts.push(
+      teamOf(
+        await services.accounts.create({ email: `soak-${a}@example.com`, password: 'soak-password', name: `S${a}` }),
+      ),
+    );
   await db
     .insertInto('catalog_items')
     .values({
@@ -48,7 +59,8 @@ async function prepare() {
     })
     .execute();
   const item = await db.selectFrom('catalog_items').select('id').where('sku', '=', 'soak').executeTakeFirstOrThrow();
-  const product = await services.catalog.addProduct(account.id, item.id);
+  const products = [];
+  for (const account of accounts) products.push(await services.catalog.addProduct(account.id, item.id));
   const sealed = boundaries.secrets.seal('agk_x');
   const daemons = [];
   for (let start = 0; start < AGENTS; start += 500) {
@@ -58,8 +70,8 @@ async function prepare() {
       .insertInto('servers')
       .values(
         batch.map(({ i, token }) => ({
-          account_id: account.id,
-          product_id: product.id,
+          account_id: accounts[i % accounts.length].id,
+          product_id: products[i % accounts.length].id,
           name: `soak-${i}`,
           api_url: 'http://10.0.0.1:9100',
           api_key_enc: sealed,
@@ -73,7 +85,16 @@ async function prepare() {
     for (const [j, r] of ids.entries()) daemons.push({ id: Number(r.id), token: batch[j].token, lastTs: 0 });
   }
   const tokens = [];
-  for (let i = 0; i < 40; i += 1) tokens.push((await services.tokens.create(account.id, `soak-${i}`)).token);
+  for (let i = 0; i < TOKENS; i += 1)
+    tokens.push(
+      (
+        await services.tokens.create(
+          accounts[i % accounts.length].id,
+          accounts[i % accounts.length].personId,
+          `soak-${i}`,
+        )
+      ).token,
+    );
   await close();
   return { daemons, tokens };
 }
@@ -170,7 +191,7 @@ const tick = setInterval(() => {
 const samples = [];
 const started = Date.now();
 console.log(
-  `soak (${store.dialect}): ${MINUTES} min, ${AGENTS} agents, ${RATE} check-ins/s + ${LISTS} v1 lists/s; RSS every 10 s`,
+  `soak (${store.dialect}): ${MINUTES} min, ${AGENTS} agents, ${RATE} check-ins/s + ${LISTS} v1 lists/s from ${tokens.length} tokens; RSS every 10 s`,
 );
 await new Promise((resolve) => {
   const sample = setInterval(async () => {

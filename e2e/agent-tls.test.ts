@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { AgentClient, PalisadeNetworkError } from '@palisade/sdk';
+import { closedPort } from '@palisade/testkit';
 import {
   type AgentProcess,
   agentKey,
@@ -20,14 +21,6 @@ import {
 } from './support/processes.js';
 
 const SDK_CLI = fileURLToPath(new URL('../../packages/sdk/dist/src/cli.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const fingerprintIn = (output: string) => /TLS certificate SHA-256 fingerprint: ([0-9A-F:]{95})/.exec(output)?.[1];
 
@@ -98,7 +91,7 @@ describe('agents over TLS: the console and the SDK pin the agent certificate', (
       PALISADE_LOG_LEVEL: 'info',
       PALISADE_ACCESS_LOG: '1', // every request logged too, for the check that no line holds the key
     });
-    agent = await startAgent({ 'metrics.listen': `127.0.0.1:${await freePort()}`, 'metrics.tls': 'on' });
+    agent = await startAgent({ 'metrics.listen': `127.0.0.1:${await closedPort()}`, 'metrics.tls': 'on' });
     pin = fingerprintIn(agent.output())!;
     assert.ok(pin, agent.output());
     assert.match(agent.url, /^https:\/\//);

@@ -46,7 +46,7 @@ describe('an agent protects its console from the moment it registers', () => {
       PALISADE_BOOTSTRAP_ADMIN: '0',
     });
     ({ call, productId } = await accountWithProduct(consoleProc.url, `console-address-${process.pid}@example.com`));
-    agent = await startAgent({ 'protection.backend': 'monitor' });
+    agent = await startAgent();
   });
   after(async () => {
     await agent?.stop();

@@ -184,10 +184,7 @@ for (const setup of setups) {
         name: 'fleet guard',
       });
       productId = (await call('POST', '/api/products', { catalog_id: 2 })).body.data.product.id; // 25 servers
-      agents = await Promise.all([
-        startAgent({ 'protection.backend': 'monitor' }),
-        startAgent({ 'protection.backend': 'monitor' }),
-      ]);
+      agents = await Promise.all([startAgent(), startAgent()]);
       for (const [i, agent] of agents.entries()) {
         const added = await call('POST', '/api/servers', {
           product_id: productId,

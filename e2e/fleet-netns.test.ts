@@ -118,7 +118,7 @@ describe('a ban propagated by the console drops the attacker on the second serve
     ]);
     assert.ok(await second.waitFor(/listening on/), `the second agent did not start:\n${second.output()}`);
     // The first server: monitor mode, on this host.
-    first = await startAgent({ 'protection.backend': 'monitor' });
+    first = await startAgent();
 
     const product = (await call('POST', '/api/products', { catalog_id: 1 })).body.data.product;
     for (const [name, apiUrl, apiKey] of [

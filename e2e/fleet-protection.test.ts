@@ -139,10 +139,7 @@ for (const setup of setups) {
         name: 'fleet ops',
       });
       const product = (await call('POST', '/api/products', { catalog_id: 1 })).body.data.product;
-      agents = await Promise.all([
-        startAgent({ 'protection.backend': 'monitor' }),
-        startAgent({ 'protection.backend': 'monitor' }),
-      ]);
+      agents = await Promise.all([startAgent(), startAgent()]);
       third = await restartableAgent(join(dir.path, 'third'));
       const targets = [...agents.map((a) => ({ url: a.url, key: a.key })), { url: third.url, key: third.key }];
       for (const [i, agent] of targets.entries()) {

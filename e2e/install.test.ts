@@ -120,6 +120,11 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
   };
 
   const stopBackgroundAgent = () => {
+    // Its supervisor first: it would start the agent again (docs/agent.md, "The root updater").
+    try {
+      const supervisor = Number(readFileSync('/var/lib/palisade-agent/supervisor.pid', 'utf8').trim());
+      if (supervisor > 0) spawnSync('kill', [String(supervisor)]);
+    } catch {}
     try {
       agentPid = Number(readFileSync('/var/lib/palisade-agent/agent.pid', 'utf8').trim()) || agentPid;
     } catch {}
@@ -309,6 +314,21 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
       assert.match(res.stderr, /Nothing was changed/);
       assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
     }
+    // --protect: letters, digits and commas, each a service the shipped patterns protect.
+    const protects: [string, RegExp][] = [
+      [
+        "'sshd;reboot'",
+        /--protect: expected auto or service names separated by commas \(sshd,nginx,apache,postfix,dovecot\)/,
+      ],
+      ['sshd,ftp', /--protect: unknown service ftp; expected auto or names from sshd,nginx,apache,postfix,dovecot/],
+    ];
+    for (const [value, message] of protects) {
+      const res = runLine(consoleProc.url, `--token ${token} --protect ${value}`);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.stderr, message);
+      assert.match(res.stderr, /Nothing was changed/);
+      assert.ok(!installed() && !existsSync('/var/lib/palisade-agent'), 'nothing installed');
+    }
   });
 
   test('a checksum mismatch stops before anything is installed', async () => {
@@ -383,7 +403,8 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     const res = runShell(created.root_command, {}, true);
     assert.equal(res.code, 0, res.out);
     assert.match(res.stderr, /warning: http:\/\/.* is plain HTTP/);
-    assert.match(res.out, /nothing restarts the agent if it stops, and nothing starts it at boot/);
+    assert.match(res.out, /started `\/usr\/bin\/palisade-agent supervise` in the background .*; it restarts the agent/);
+    assert.match(res.out, /nothing starts it at boot/);
     assert.match(res.out, /log patterns read \/var\/log\/auth\.log and most logs only in the adm group/);
     assert.match(res.out, /SHA-256 verified/);
     assert.match(res.out, /registered with .* \(server \d+\)/);
@@ -447,6 +468,46 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
       const s = (await call('GET', '/api/servers')).body.data.servers[0];
       return s.online && s.last_seen > Date.now() - 4000 ? s : undefined;
     });
+  });
+
+  test('--protect sshd writes protection.protect and the agent enables the sshd pattern; a re-run replaces the value', async () => {
+    const serverId = (await call('GET', '/api/servers')).body.data.servers[0].id as number;
+    const patterns = async () => {
+      const res = await call('GET', `/api/servers/${serverId}/control?path=block-pattern`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body as {
+        patterns: { name: string; source: string }[];
+        services: { service: string; found: string | null; enabled: boolean }[];
+      };
+    };
+    const conf = '/etc/palisade-agent/agent.conf';
+    const res = runLine(consoleProc.url, '--protect sshd', {}, true);
+    assert.equal(res.code, 0, res.out);
+    assert.match(res.out, /protection\.protect = sshd written to \/etc\/palisade-agent\/agent\.conf/);
+    assert.match(readFileSync(conf, 'utf8'), /^protection\.protect = sshd$/m);
+    const sshd = await eventually('the sshd pattern enabled', async () => {
+      const answer = await patterns().catch(() => undefined);
+      return answer?.patterns.find((p) => p.name === 'sshd') ? answer : undefined;
+    });
+    assert.equal(sshd.patterns.find((p) => p.name === 'sshd')?.source, 'auto');
+    assert.deepEqual(
+      sshd.services.find((s) => s.service === 'sshd'),
+      { service: 'sshd', patterns: ['sshd'], found: '/usr/sbin/sshd', enabled: true },
+      'this host has openssh-server',
+    );
+    // Run again with another value: the one line is replaced, the file stays the agent's, 0600.
+    const again = runLine(consoleProc.url, '--protect auto', {}, true);
+    assert.equal(again.code, 0, again.out);
+    const text = readFileSync(conf, 'utf8');
+    assert.deepEqual(text.match(/^protection\.protect = .*$/gm), ['protection.protect = auto']);
+    const st = statSync(conf);
+    const agentUid = Number(spawnSync('id', ['-u', 'palisade-agent'], { encoding: 'utf8' }).stdout.trim());
+    assert.deepEqual([(st.mode & 0o7777).toString(8), st.uid], ['600', agentUid]);
+    assert.equal(statSync('/etc/palisade-agent').uid, agentUid, 'the directory is handed back');
+    await eventually(
+      'the upgraded agent answering',
+      async () => (await patterns().catch(() => undefined)) ?? undefined,
+    );
   });
 
   test('the installed agent passes the agent tests that use a real daemon', async (t) => {
@@ -632,7 +693,7 @@ describe('the one-line install', { skip: why ? `skipped: ${why}` : false }, () =
     const res = runLine(consoleProc.url, `--token ${created.token} --connect outbound --exe`, {}, true);
     assert.equal(res.code, 0, res.out);
     assert.match(res.out, /installing the single executable as \/usr\/local\/bin\/palisade-agent/);
-    assert.equal(agentProcesses(EXE).length, 1, res.out);
+    assert.equal(agentProcesses(EXE).length, 2, `its supervisor and the agent:\n${res.out}`);
     await eventually('the table made', async () => (hasTable() ? true : undefined));
     // Killed (a crash, an OOM kill): it could not drop its table on the way out, as it does on TERM.
     for (const pid of agentProcesses(EXE)) spawnSync('kill', ['-9', String(pid)]);

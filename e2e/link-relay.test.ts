@@ -53,7 +53,6 @@ function relaySuite(bus: 'Redis' | 'PostgreSQL') {
       agent = await startAgent({
         'checkin.interval_s': '5',
         'console.connect': 'outbound',
-        'protection.backend': 'monitor',
       });
       relay = await tcpRelay(Number(new URL(agent.url).port));
       const a = consoles[0]!.url;

@@ -48,7 +48,6 @@ describe('the outbound link', () => {
     agent = await startAgent({
       'checkin.interval_s': '5',
       'console.connect': 'outbound',
-      'protection.backend': 'monitor',
     });
     relay = await tcpRelay(Number(new URL(agent.url).port));
     const account = await accountWithProduct(base(), `link-${process.pid}@example.com`);

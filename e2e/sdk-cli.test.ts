@@ -28,6 +28,13 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
   let serverId = 0;
   let env: Record<string, string> = {};
   let productId = 0;
+  let cookie = '';
+  let post: (
+    path: string,
+    body: unknown,
+    cookie?: string,
+    headers?: Record<string, string>,
+  ) => Promise<{ res: Response; json: { data: Record<string, { id: number }> & { token: string } } }>;
 
   before(async () => {
     consoleProc = await startConsoleProcess({
@@ -36,10 +43,10 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
       PALISADE_BOOTSTRAP_ADMIN: '0',
     });
     agent = await startAgent();
-    const post = async (path: string, body: unknown, cookie?: string) => {
+    post = async (path, body, cookie, headers = {}) => {
       const res = await fetch(`${consoleProc.url}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers },
         body: JSON.stringify(body),
       });
       return { res, json: (await res.json()) as { data: Record<string, { id: number }> & { token: string } } };
@@ -49,7 +56,7 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
       password: 'sdk-password',
       name: 'SDK User',
     });
-    const cookie = reg.res.headers.get('set-cookie')!.split(';')[0]!;
+    cookie = reg.res.headers.get('set-cookie')!.split(';')[0]!;
     token = (await post('/api/tokens', { name: 'cli' }, cookie)).json.data.token;
     const product = (await post('/api/products', { catalog_id: 1 }, cookie)).json.data.product!;
     productId = product.id;
@@ -220,6 +227,108 @@ describe('the SDK and the palisade CLI against a real console and agent', () => 
         err instanceof PalisadeError && err.reason === 'stale' && /behind the console/.test(err.hint ?? ''),
     );
   });
+
+  test('--team: one person in two teams, a token and a key per team; the CLI picks them and names a mismatch', async () => {
+    const home = JSON.parse(
+      (await palisade(['me', '--json'], { ...env, PALISADE_TOKEN: await tokenIn(undefined) })).stdout,
+    ).team;
+    assert.deepEqual(home.name, 'SDK User');
+    const acme = (await post('/api/teams', { name: 'Acme' }, cookie)).json.data.team!.id;
+    const inAcme = { 'x-palisade-team': String(acme) };
+    const acmeToken = await tokenIn(acme);
+    const acmeKey = (await post('/api/keys', { name: 'acme' }, cookie, inAcme)).json.data.key as unknown as string;
+    const homeToken = await tokenIn(undefined);
+
+    // The SDK sends the team on every request; a token of another team is the console's 404.
+    const sdk = new V1Client({ baseUrl: consoleProc.url, token: acmeToken, team: acme });
+    assert.deepEqual((await sdk.me()).team, { id: acme, name: 'Acme', role: 'owner' });
+    assert.deepEqual(await sdk.servers(), []);
+    await assert.rejects(
+      new V1Client({ baseUrl: consoleProc.url, token: homeToken, team: acme }).me(),
+      (err: unknown) => err instanceof PalisadeError && err.isNotFound,
+    );
+    assert.throws(() => new V1Client({ baseUrl: consoleProc.url, token: acmeToken, team: 0 }), /team must be/);
+    const signed = new SignedClient({ baseUrl: consoleProc.url, key: acmeKey, team: acme });
+    assert.deepEqual((await signed.me()).team, { id: acme, name: 'Acme', role: 'owner' });
+
+    // Profiles per team in the config file: --team picks one by name or by id, and its credentials.
+    const file = join(dir.path, 'teams.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        url: consoleProc.url,
+        token: homeToken,
+        teams: { acme: { id: acme, token: acmeToken, key: acmeKey }, home: { id: home.id, token: homeToken } },
+      }),
+      { mode: 0o600 },
+    );
+    const config = { PALISADE_CONFIG: file };
+    const byName = await palisade(['me', '--team', 'acme'], config);
+    assert.equal(byName.code, 0, byName.stderr);
+    assert.match(byName.stdout, new RegExp(`^team ${acme} \\(Acme\\), role owner$`, 'm'));
+    const byId = await palisade(['servers', 'list', '--json', '--team', String(home.id)], config);
+    assert.equal(byId.code, 0, byId.stderr);
+    assert.deepEqual(
+      JSON.parse(byId.stdout).map((x: { id: number }) => x.id),
+      [serverId],
+      'the home profile: its server',
+    );
+    const byEnv = await palisade(['servers', 'list', '--json'], { ...config, PALISADE_TEAM: 'acme' });
+    assert.deepEqual(JSON.parse(byEnv.stdout), [], 'Acme has no servers');
+    const signedList = await palisade(['tickets', 'list', '--json', '--team', 'acme'], config);
+    assert.equal(signedList.code, 0, signedList.stderr);
+    assert.deepEqual(JSON.parse(signedList.stdout), [], "Acme's key sees Acme's tickets: none");
+    const noKey = await palisade(['tickets', 'list', '--team', 'home'], { ...config, PALISADE_KEY: env.PALISADE_KEY! });
+    assert.equal(noKey.code, 2, 'a profile without a key does not borrow the environment’s');
+    assert.match(noKey.stderr, /--key \(or "key" in the profile teams\.home of /);
+    const unknown = await palisade(['me', '--team', 'nope'], config);
+    assert.equal(unknown.code, 2);
+    assert.match(
+      unknown.stderr,
+      /--team nope: expected a team id \(a positive integer\) or a profile of .* \(acme, home\)/,
+    );
+
+    // A credential of another team: the not-found exit code and a message naming both teams.
+    const wrong = await palisade(['me', '--team', String(acme)], { ...env, PALISADE_TOKEN: homeToken });
+    assert.equal(wrong.code, 4, wrong.stderr);
+    assert.equal(wrong.stderr, `palisade: this token belongs to team ${home.id} (SDK User), not team ${acme}\n`);
+    writeFileSync(
+      file,
+      JSON.stringify({ url: consoleProc.url, teams: { acme: { id: acme, token: homeToken, key: env.PALISADE_KEY } } }),
+    );
+    const wrongProfile = await palisade(['servers', 'list', '--team', 'acme'], config);
+    assert.equal(wrongProfile.code, 4);
+    assert.match(
+      wrongProfile.stderr,
+      new RegExp(`this token belongs to team ${home.id} \\(SDK User\\), not team ${acme} \\(profile acme\\)`),
+    );
+    const wrongKey = await palisade(['tickets', 'list', '--team', 'acme'], config);
+    assert.equal(wrongKey.code, 4);
+    assert.match(
+      wrongKey.stderr,
+      new RegExp(`this signing key belongs to team ${home.id} \\(SDK User\\), not team ${acme}`),
+    );
+    // A 404 in the right team (here the config file's default team) stays what it is.
+    writeFileSync(
+      file,
+      JSON.stringify({ url: consoleProc.url, team: 'acme', teams: { acme: { id: acme, token: acmeToken } } }),
+    );
+    const byDefault = await palisade(['servers', 'show', '999999'], config);
+    assert.equal(byDefault.code, 4);
+    assert.doesNotMatch(byDefault.stderr, /belongs to/, 'the token is in the team: the server is what is missing');
+  });
+
+  /** A fresh token (this test's own rate limit) made while acting in `team`, or in the session's own. */
+  async function tokenIn(team: number | undefined): Promise<string> {
+    return (
+      await post(
+        '/api/tokens',
+        { name: `team-${team ?? 'home'}` },
+        cookie,
+        team ? { 'x-palisade-team': String(team) } : {},
+      )
+    ).json.data.token;
+  }
 
   test('a config file with secrets must be private (0600)', async () => {
     const file = join(dir.path, 'palisade.json');

@@ -117,7 +117,7 @@ export function changelog({ name, version, maintainer, epoch }) {
 }
 
 /** Text as roff shows it literally: backslashes, hyphens (not typographic dashes), leading dots and quotes. */
-const roff = (text) =>
+export const roff = (text) =>
   text
     .replaceAll('\\', '\\e')
     .replaceAll('-', '\\-')

@@ -5,12 +5,18 @@
 //   palisade-agent-<v>.mjs              the agent in one ESM file, for hosts with Node >= 20.19
 //   palisade-agent-<v>-geo.tar          the geo country ranges to unpack beside that file
 //   palisade-agent-<v>-linux-x64        the agent as one executable (Node SEA, geo ranges inside)
-//   palisade-agent_<v>_amd64.deb        that executable, a systemd unit, config and a system user
+//   palisade-agent_<v>_amd64.deb        that executable, its systemd units (the agent, the root
+//                                       updater and its path unit), config and a system user
 //   palisade-console-<v>.tgz            the console and its dashboard, for `npm install -g`
+//   palisade-console-<v>-linux-x64.tar.gz  the console as one executable and its SQLite addon
+//   palisade-console_<v>_amd64.deb      those two, a systemd unit, settings and a system user
 //   palisade-sdk-<v>.tgz                the `palisade` CLI and SDK, for `npm install -g`
 //   SHA256SUMS
 //   SHA256SUMS.sig, release.pub          with --sign-key FILE (or PALISADE_SIGN_KEY): the Ed25519
 //                                        signature of SHA256SUMS and the public key (base64)
+// `--agent-version V` builds the agent files as version V (a hotfix served by an older console, or
+// the versions an update test moves between); `--agent-only` builds the .mjs, the geo tar and the
+// executable only, without the .deb and the npm tarballs.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import {
@@ -34,10 +40,19 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { rolldown } from 'rolldown';
+import { buildConsoleNative } from './console-sea.mjs';
 import { changelog, manPage, shlibsDepends } from './debian.mjs';
+import { singleExecutable } from './sea.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const { values: options } = parseArgs({ options: { out: { type: 'string' }, 'sign-key': { type: 'string' } } });
+const { values: options } = parseArgs({
+  options: {
+    out: { type: 'string' },
+    'sign-key': { type: 'string' },
+    'agent-version': { type: 'string' },
+    'agent-only': { type: 'boolean' },
+  },
+});
 const out = resolve(options.out ?? join(root, 'dist', 'packages'));
 // The staging directory, made fresh each run (two builds may run at once, into two outputs).
 const work = mkdtempSync(join(tmpdir(), 'palisade-package-'));
@@ -45,7 +60,11 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const require = createRequire(import.meta.url);
 
 const readJson = (path) => JSON.parse(readFileSync(join(root, path), 'utf8'));
-const version = readJson('package.json').version;
+const releaseVersion = readJson('package.json').version;
+const version = options['agent-version'] ?? releaseVersion;
+// The same form packages/protocol/src/enrolment.ts's install line and the console accept in a name.
+if (!/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.]{1,32})?$/.test(version))
+  fail(`--agent-version ${version}: expected a version such as 0.2.0 or 0.2.0-rc.1`);
 const started = Date.now();
 const step = (what) => console.log(`[package ${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], ...opts });
@@ -57,7 +76,8 @@ function fail(message) {
 
 for (const pkg of ['protocol', 'agent', 'console', 'sdk', 'web']) {
   const v = readJson(`packages/${pkg}/package.json`).version;
-  if (v !== version) fail(`packages/${pkg}/package.json has version ${v}, the root ${version}: make them equal`);
+  if (v !== releaseVersion)
+    fail(`packages/${pkg}/package.json has version ${v}, the root ${releaseVersion}: make them equal`);
 }
 for (const built of [
   'packages/agent/dist/src/cli.js',
@@ -121,7 +141,12 @@ const inlineCreateRequire = {
   name: 'palisade-inline-create-require',
   transform(code, id) {
     if (!id.includes('/packages/agent/dist/') && !id.includes('/protocol/dist/')) return null;
-    const next = code.replaceAll('createRequire(import.meta.url)(', 'require(');
+    let next = code.replaceAll('createRequire(import.meta.url)(', 'require(');
+    if (id.endsWith('/packages/agent/dist/src/version.js')) {
+      next = next.replace(`AGENT_VERSION = '${releaseVersion}'`, `AGENT_VERSION = '${version}'`);
+      if (!next.includes(`AGENT_VERSION = '${version}'`))
+        fail(`${id} does not say AGENT_VERSION = '${releaseVersion}'`);
+    }
     return next === code ? null : { code: next };
   },
 };
@@ -198,51 +223,23 @@ run('tar', [
 
 // --- The single executable (Node SEA) --------------------------------------------------------
 step(`agent: single executable with Node ${process.version}`);
-const seaConfig = join(work, 'sea-config.json');
-const blob = join(work, 'sea-prep.blob');
-// Paths relative to the staging directory: the blob records the main script's path.
-writeFileSync(
-  seaConfig,
-  JSON.stringify({
-    main: 'palisade-agent.cjs',
-    output: 'sea-prep.blob',
-    disableExperimentalSEAWarning: true,
-    useCodeCache: true,
-    assets: Object.fromEntries(Object.entries(geoAssets).map(([name, path]) => [name, path.slice(work.length + 1)])),
-  }),
-);
-// The code cache holds V8's hashes of the script's strings, seeded at random in each process, so
-// two builds differ. A fixed --random-seed fixes that seed; V8 leaves this flag out of the flag hash
-// it checks the cache against, so the executable (random seed) still accepts the cache, where
-// --hash-seed would have it rejected ("Code cache data rejected").
-run(process.execPath, ['--random-seed=1', '--experimental-sea-config', seaConfig], { cwd: work });
 const exe = join(out, `palisade-agent-${version}-linux-x64`);
-// Node's binary as shipped carries its symbol table and debug information (13 MB). Stripped the way
-// dh_strip strips an executable, before the blob goes in: stripping after postject breaks the
-// executable (it crashes at start).
-run('strip', ['--remove-section=.comment', '--remove-section=.note', '-o', exe, process.execPath]);
-chmodSync(exe, 0o755);
-// postject's CLI (its LIEF part warns about Node's .note sections, harmlessly); its output is shown on failure only.
-try {
-  execFileSync(
-    process.execPath,
-    [
-      require.resolve('postject/dist/cli.js'),
-      exe,
-      'NODE_SEA_BLOB',
-      blob,
-      '--sentinel-fuse',
-      'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
-    ],
-    { stdio: 'pipe' },
-  );
-} catch (err) {
-  fail(`postject failed:\n${err.stdout}${err.stderr}`);
-}
-const exeVersion = run(exe, ['--version']).toString().trim();
-if (exeVersion !== version) fail(`the executable says version "${exeVersion}", expected ${version}`);
+singleExecutable({
+  stage: work,
+  main: 'palisade-agent.cjs',
+  assets: Object.fromEntries(Object.entries(geoAssets).map(([name, path]) => [name, path.slice(work.length + 1)])),
+  exe,
+  version,
+  what: 'the agent executable',
+  run,
+  fail,
+});
 
 // --- The Debian package ------------------------------------------------------------------------
+if (options['agent-only']) {
+  sumsAndSignature();
+  process.exit(0);
+}
 step('agent: Debian package');
 const deb = join(work, 'deb');
 const debFile = (path, text, mode = 0o644) => {
@@ -267,7 +264,8 @@ debFile(
   gzip(manPage({ help, version, epoch, summary: field('Description') })),
 );
 debFile('usr/share/lintian/overrides/palisade-agent', readFileSync(join(packaging, 'lintian-overrides')));
-debFile('lib/systemd/system/palisade-agent.service', readFileSync(join(packaging, 'palisade-agent.service')));
+for (const unit of ['palisade-agent.service', 'palisade-agent-update.path', 'palisade-agent-update.service'])
+  debFile(`lib/systemd/system/${unit}`, readFileSync(join(packaging, unit)));
 debFile('etc/palisade-agent/agent.conf', readFileSync(join(root, 'packages/agent/examples/agent.conf')), 0o600);
 chmodSync(join(deb, 'etc/palisade-agent'), 0o700);
 mkdirSync(join(deb, 'var/lib/palisade-agent'), { recursive: true });
@@ -350,7 +348,7 @@ function stageNpm(pkg, extra) {
 }
 
 step('console: npm tarball with the dashboard');
-const consoleTgz = stageNpm('console', {
+stageNpm('console', {
   files: ['web', 'install'],
   stage: (dir) => {
     cpSync(join(root, 'packages/web/dist'), join(dir, 'web'), {
@@ -362,30 +360,48 @@ const consoleTgz = stageNpm('console', {
   },
 });
 step('sdk: npm tarball with the palisade CLI');
-const sdkTgz = stageNpm('sdk');
+stageNpm('sdk');
+
+// --- The console as one executable and a .deb (scripts/console-sea.mjs) --------------------------
+await buildConsoleNative({
+  root,
+  out,
+  work,
+  version: releaseVersion,
+  epoch,
+  run,
+  step,
+  fail,
+  dateTree,
+  reproducibleTar,
+});
+
+sumsAndSignature();
 
 // --- Sums ----------------------------------------------------------------------------------------
-step('SHA256SUMS');
-const artifacts = readdirSync(out)
-  .filter((f) => f !== 'SHA256SUMS')
-  .sort();
-const sums = artifacts.map(
-  (f) =>
-    `${createHash('sha256')
-      .update(readFileSync(join(out, f)))
-      .digest('hex')}  ${f}`,
-);
-writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
-const written = [...artifacts, 'SHA256SUMS'];
-if (signKey !== null) {
-  step('SHA256SUMS.sig (Ed25519) and release.pub');
-  writeFileSync(join(out, 'SHA256SUMS.sig'), sign(null, readFileSync(join(out, 'SHA256SUMS')), signKey));
-  const raw = Buffer.from(createPublicKey(signKey).export({ format: 'jwk' }).x, 'base64url');
-  writeFileSync(join(out, 'release.pub'), `${raw.toString('base64')}\n`);
-  written.push('SHA256SUMS.sig', 'release.pub');
-} else {
-  step('unsigned (no --sign-key): the console will say so, and install lines pin no release key');
-}
+function sumsAndSignature() {
+  step('SHA256SUMS');
+  const artifacts = readdirSync(out)
+    .filter((f) => f !== 'SHA256SUMS')
+    .sort();
+  const sums = artifacts.map(
+    (f) =>
+      `${createHash('sha256')
+        .update(readFileSync(join(out, f)))
+        .digest('hex')}  ${f}`,
+  );
+  writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
+  const written = [...artifacts, 'SHA256SUMS'];
+  if (signKey !== null) {
+    step('SHA256SUMS.sig (Ed25519) and release.pub');
+    writeFileSync(join(out, 'SHA256SUMS.sig'), sign(null, readFileSync(join(out, 'SHA256SUMS')), signKey));
+    const raw = Buffer.from(createPublicKey(signKey).export({ format: 'jwk' }).x, 'base64url');
+    writeFileSync(join(out, 'release.pub'), `${raw.toString('base64')}\n`);
+    written.push('SHA256SUMS.sig', 'release.pub');
+  } else {
+    step('unsigned (no --sign-key): the console will say so, and install lines pin no release key');
+  }
 
-for (const f of written) console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
-step(`done (${debName}, ${consoleTgz}, ${sdkTgz})`);
+  for (const f of written) console.log(`  ${String(statSync(join(out, f)).size).padStart(10)}  ${join(out, f)}`);
+  step(`done (${written.length} files)`);
+}

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { totpCode, totpStep } from '@palisade/protocol/totp';
 import type { Browser, Page } from 'playwright-core';
+import qrcode from 'qrcode-generator';
 import { browserSkipReason, launchBrowser, newSession, screenshot } from '../support/browser.js';
 import { type ConsoleProcess, eventually, startConsoleProcess, tempDir } from '../support/processes.js';
 
@@ -103,7 +104,14 @@ describe('account basics in the browser', { skip: skip ?? false }, () => {
       await password.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
       await password.getByLabel('New password again').fill(NEW_PASSWORD);
       await password.getByRole('button', { name: 'Change password' }).click();
-      await password.getByText(/^old_password: /).waitFor();
+      // Under its field, in words: never the API's field name in a box.
+      const current = password.getByLabel('Current password');
+      await password
+        .locator('.field-error')
+        .filter({ hasText: /^Not the account's current password/ })
+        .waitFor();
+      assert.equal(await current.getAttribute('aria-invalid'), 'true');
+      assert.equal(await password.getByText(/old_password/).count(), 0);
       await password.getByLabel('Current password').fill(USER.password);
       await password.getByRole('button', { name: 'Change password' }).click();
       await password.getByText('Password changed. 1 other session was signed out.').waitFor();
@@ -116,6 +124,25 @@ describe('account basics in the browser', { skip: skip ?? false }, () => {
       await twoFactor.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
       const secret = ((await page.getByTestId('totp-secret').textContent()) ?? '').trim();
       assert.match(secret, /^[A-Z2-7]{32}$/);
+      // The QR code holds the otpauth URI the link opens: every dark module where the encoder puts one.
+      const uri = (await page.getByRole('link', { name: 'Open in authenticator app' }).getAttribute('href')) ?? '';
+      assert.match(uri, new RegExp(`^otpauth://totp/.*secret=${secret}`));
+      const qr = page.getByRole('img', { name: /^QR code of the two-factor secret/ });
+      const drawn = new Set(
+        [...((await qr.locator('path').getAttribute('d')) ?? '').matchAll(/M(\d+) (\d+)/g)].map(
+          (m) => `${m[1]},${m[2]}`,
+        ),
+      );
+      const code = qrcode(0, 'M');
+      code.addData(uri);
+      code.make();
+      const expected = new Set<string>();
+      for (let row = 0; row < code.getModuleCount(); row++)
+        for (let col = 0; col < code.getModuleCount(); col++)
+          if (code.isDark(row, col)) expected.add(`${col + 4},${row + 4}`);
+      assert.deepEqual(drawn, expected);
+      await qr.scrollIntoViewIfNeeded();
+      await screenshot(page, 'settings-2fa-setup');
       const confirm = page.getByRole('form', { name: 'Confirm two-factor sign-in' });
       await confirm.getByLabel('Code from the app').fill(totpCode(secret, totpStep(Date.now())));
       await page
@@ -125,7 +152,11 @@ describe('account basics in the browser', { skip: skip ?? false }, () => {
       const wrongCode = totpCode(secret, totpStep(Date.now())) === '000000' ? '111111' : '000000';
       await confirm.getByLabel('Code from the app').fill(wrongCode);
       await confirm.getByRole('button', { name: 'Turn on' }).click();
-      await confirm.getByText(/^code: wrong code/).waitFor();
+      await confirm
+        .locator('.field-error')
+        .filter({ hasText: /^Wrong code/ })
+        .waitFor();
+      assert.equal(await confirm.getByText(/^code: /).count(), 0);
       await confirm.getByLabel('Code from the app').fill(totpCode(secret, totpStep(Date.now())));
       await confirm.getByRole('button', { name: 'Turn on' }).click();
       const list = page.getByTestId('recovery-codes');

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { generateToken, hashToken } from '@palisade/protocol';
-import SQLite from 'better-sqlite3';
 import {
   browserSkipReason,
   consoleWithBrowser,
@@ -10,6 +7,7 @@ import {
   screenshot,
   signInThroughPage,
 } from '../support/browser.js';
+import { insertServers } from '../support/fleet-seed.js';
 
 const skip = browserSkipReason();
 const USER = { email: 'fleet-table@example.com', password: 'correct horse battery' };
@@ -44,36 +42,19 @@ describe('the fleet table in the browser', { skip: skip ?? false }, () => {
 
   async function seedFleet(url: string, dataDir: string) {
     const cookie = await registerWithProduct(url, { ...USER, name: 'Fleet Table' });
-    const me = (await (await fetch(`${url}/api/account/me`, { headers: { cookie } })).json()) as {
-      data: { id: number };
-    };
-    const products = (await (await fetch(`${url}/api/products`, { headers: { cookie } })).json()) as {
-      data: { products: { id: number }[] };
-    };
-    // A fleet larger than a product's limit, written straight into the console's database as an
-    // operator's import would; everything the browser then sees goes through the console's API.
-    const db = new SQLite(join(dataDir, 'console.db'));
-    const insert = db.prepare(
-      `insert into servers (account_id, product_id, name, api_url, api_key_enc, facts, daemon_token_hash, tags, created_at)
-       values (?, ?, ?, ?, 'unused', '{}', ?, ?, ?)`,
+    // A fleet larger than a product's limit.
+    const seeded = await insertServers(
+      url,
+      dataDir,
+      cookie,
+      Array.from({ length: SERVERS }, (_, k) => ({
+        name: `node-${String(k + 1).padStart(2, '0')}`,
+        tags: (k + 1) % 3 === 0 ? ['db'] : ['web'],
+        apiUrl: `http://10.0.0.${k + 1}:9100`,
+      })),
     );
-    for (let i = 1; i <= SERVERS; i++) {
-      const daemon = generateToken('daemon');
-      daemons.push(daemon);
-      const name = `node-${String(i).padStart(2, '0')}`;
-      const tags = JSON.stringify(i % 3 === 0 ? ['db'] : ['web']);
-      const row = insert.run(
-        me.data.id,
-        products.data.products[0]!.id,
-        name,
-        `http://10.0.0.${i}:9100`,
-        hashToken(daemon),
-        tags,
-        Date.now(),
-      );
-      lastId = Number(row.lastInsertRowid);
-    }
-    db.close();
+    daemons.push(...seeded.map((s) => s.daemon));
+    lastId = seeded[seeded.length - 1]!.id;
 
     // node-03 (tagged db): busy now, with samples 50 to 30 minutes ago, then silent, then 8 minutes up to now.
     const now = Date.now();

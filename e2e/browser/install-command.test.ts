@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { tempDir } from '@palisade/testkit';
 import {
   browserSkipReason,
   consoleWithBrowser,
@@ -11,9 +14,21 @@ import {
 const skip = browserSkipReason();
 const USER = { email: 'install-command@example.com', password: 'correct horse battery' };
 
+/**
+ * Agent packages for the console to serve: SHA256SUMS naming the executable is what it reads (the
+ * files themselves are not fetched here). None at all: an empty directory.
+ */
+const packages = tempDir('palisade-web-packages-');
+const withPackages = join(packages.path, 'with');
+const withoutPackages = join(packages.path, 'without');
+mkdirSync(withPackages);
+mkdirSync(withoutPackages);
+writeFileSync(join(withPackages, 'SHA256SUMS'), `${'0'.repeat(64)}  palisade-agent-0.1.0-linux-x64\n`);
+after(() => packages.remove());
+
 /** Add server offers "Install with one command": the line is shown once, with the token, and the token is listed. */
 describe('the install command in the browser', { skip: skip ?? false }, () => {
-  const suite = consoleWithBrowser('palisade-web-install-', {}, async (url) => {
+  const suite = consoleWithBrowser('palisade-web-install-', { PALISADE_ARTIFACTS_DIR: withPackages }, async (url) => {
     await registerWithProduct(url, { ...USER, name: 'Install Command' });
   });
 
@@ -58,12 +73,39 @@ describe('the install command in the browser', { skip: skip ?? false }, () => {
       });
       assert.deepEqual(split, [], 'no word of the command is broken across lines');
       await page.setViewportSize({ width: 1280, height: 800 });
+      // The checkbox adds --protect auto to both lines (docs/agent.md, "One-line install").
+      await section.getByLabel(/Enable protection for the services found/).check();
+      assert.equal(await command.textContent(), `${line} --protect auto`);
+      assert.equal(await page.getByTestId('install-command-root').textContent(), `${rootLine} --protect auto`);
 
       await section.getByRole('button', { name: 'Done' }).click();
       assert.equal(await page.getByTestId('install-command').count(), 0, 'the line is gone once dismissed');
       await table.getByRole('button', { name: 'Revoke' }).click();
       await table.getByRole('button', { name: `Revoke enr_…${line.slice(-4)}` }).click();
       await table.getByText('revoked').waitFor();
+    });
+  });
+});
+
+describe('the install command on a console without agent packages', { skip: skip ?? false }, () => {
+  const suite = consoleWithBrowser(
+    'palisade-web-install-',
+    { PALISADE_ARTIFACTS_DIR: withoutPackages },
+    async (url) => {
+      await registerWithProduct(url, { ...USER, name: 'Install Command' });
+    },
+  );
+
+  test('says what to do first and offers no line that would fail', async () => {
+    await suite.run(async (page) => {
+      await signInThroughPage(page, USER);
+      await page.goto('/dashboard/servers/add');
+      const note = page.getByTestId('no-packages');
+      await note.waitFor();
+      assert.match((await note.textContent()) ?? '', /no agent packages yet.*npm run package/s);
+      assert.equal(await page.getByRole('button', { name: 'Create install command' }).count(), 0);
+      // Adding a running agent by its address still works from the same page.
+      await page.getByRole('heading', { name: 'Or add a running agent by its address and key' }).waitFor();
     });
   });
 });

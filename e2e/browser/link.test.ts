@@ -41,7 +41,6 @@ describe('the connection on the server page', { skip: skip ?? false }, () => {
     agent = await startAgent({
       'checkin.interval_s': '5',
       'console.connect': 'outbound',
-      'protection.backend': 'monitor',
     });
     const cookie = await registerWithProduct(consoleProcess.url, { ...USER, name: 'Link Page' });
     const headers = { 'content-type': 'application/json', cookie };

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { browserSkipReason, inSession, launchBrowser, screenshot, signInThroughPage } from '../support/browser.js';
@@ -28,6 +30,9 @@ describe('protection pages in a browser', { skip: skip ?? false }, () => {
   const feedServer = http.createServer((_req, res) => res.writeHead(200).end(`${FEED}\n`));
   let consoleProcess: ConsoleProcess;
   let agent: AgentProcess;
+  /** An agent whose host is a fixture tree holding sshd's program and nginx's unit (`run --host-root`). */
+  let servicesAgent: AgentProcess;
+  let servicesBase = '';
   let browser: Browser;
   let base = '';
 
@@ -63,12 +68,32 @@ describe('protection pages in a browser', { skip: skip ?? false }, () => {
       )
     ).json();
     base = `/dashboard/servers/${server.data.server.id}/protection`;
+    const hostRoot = join(data.path, 'host');
+    mkdirSync(join(hostRoot, 'usr/sbin'), { recursive: true });
+    mkdirSync(join(hostRoot, 'lib/systemd/system'), { recursive: true });
+    writeFileSync(join(hostRoot, 'usr/sbin/sshd'), '', { mode: 0o755 });
+    writeFileSync(join(hostRoot, 'lib/systemd/system/nginx.service'), '[Unit]\n');
+    servicesAgent = await startAgent({ 'protection.backend': 'monitor' }, hostRoot);
+    const second = await (
+      await api(
+        '/api/servers',
+        {
+          product_id: product.data.product.id,
+          name: 'web-1',
+          api_url: servicesAgent.url,
+          api_key: servicesAgent.key,
+        },
+        cookie,
+      )
+    ).json();
+    servicesBase = `/dashboard/servers/${second.data.server.id}/protection`;
     browser = await launchBrowser();
   });
 
   after(async () => {
     await browser?.close();
     await agent?.stop();
+    await servicesAgent?.stop();
     await consoleProcess?.kill();
     await new Promise((r) => feedServer.close(r));
     data.remove();
@@ -93,7 +118,7 @@ describe('protection pages in a browser', { skip: skip ?? false }, () => {
   test('each sub-page has its own address and tab; monitor-only says it blocks nothing', async () => {
     await withPage(async (page) => {
       await page.goto(base);
-      await page.waitForURL(`**${base}/lists`);
+      await page.waitForURL((u) => u.pathname === `${base}/lists`);
       const banner = page.getByTestId('monitor-banner');
       await banner.getByText('Monitor only: detects and lists, blocks nothing.').waitFor();
       assert.match((await banner.textContent()) ?? '', /Why: protection\.backend = monitor\./);
@@ -108,7 +133,7 @@ describe('protection pages in a browser', { skip: skip ?? false }, () => {
       ];
       for (const [tab, path, heading] of pages) {
         await tabs.getByRole('link', { name: tab, exact: true }).click();
-        await page.waitForURL(`**${base}/${path}`);
+        await page.waitForURL((u) => u.pathname === `${base}/${path}`);
         await page.getByRole('heading', { name: heading, exact: true }).waitFor();
         assert.equal(await tabs.getByRole('link', { name: tab, exact: true }).getAttribute('aria-current'), 'page');
         assert.equal(await page.getByTestId('monitor-banner').count(), 1, `the banner on ${path}`);
@@ -120,6 +145,57 @@ describe('protection pages in a browser', { skip: skip ?? false }, () => {
         .waitFor();
       await page.goto(`${base}/nonsense`);
       await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    });
+  });
+
+  test('a block pattern shows the log it reads on the server and whether the agent can read it', async () => {
+    const log = join(data.path, 'app.log');
+    writeFileSync(log, '');
+    await withPage(async (page) => {
+      await page.goto(`${base}/patterns`);
+      const section = page.getByRole('region', { name: 'Block patterns' });
+      await section.getByText('Add a pattern').click();
+      await section.getByLabel('Name').fill('app');
+      await section.getByLabel('Log file').fill(log);
+      await section.getByLabel('Regular expression').fill('denied for (?<ip>\\S+)');
+      await section.getByRole('button', { name: 'Add pattern' }).click();
+      const item = section.locator('li').filter({ hasText: /^app/ });
+      await item.getByText(log).waitFor();
+      assert.match((await item.textContent()) ?? '', /\(file; readable\)/);
+    });
+  });
+
+  test('services found on the server are offered; one button enables their patterns and the offer goes', async () => {
+    await withPage(async (page) => {
+      await page.goto(`${servicesBase}/patterns`);
+      const section = page.getByRole('region', { name: 'Block patterns' });
+      const offer = section.getByRole('note', { name: 'Services found on this server' });
+      await offer.getByText('sshd and nginx found: enable their patterns').waitFor();
+      assert.match(
+        (await offer.textContent()) ?? '',
+        /sshd: \/usr\/sbin\/sshd → sshd; nginx: \/lib\/systemd\/system\/nginx\.service → nginx-auth, http-scan/,
+      );
+      assert.equal(await section.locator('li').count(), 0, 'no pattern enabled yet');
+      await screenshot(page, 'protection-services');
+      await offer.getByRole('button', { name: 'Enable their patterns' }).click();
+      await offer.waitFor({ state: 'detached' });
+      await section.getByText('Enabled sshd, nginx-auth, http-scan.').waitFor();
+      const names = await section.locator('li > strong').allTextContents();
+      assert.deepEqual(names.sort(), ['http-scan', 'nginx-auth', 'sshd']);
+      // The custom form's source and journal, refused in the agent's words before anything is sent.
+      await section.getByText('Add a pattern').click();
+      await section.getByLabel('Name').fill('app');
+      await section.getByLabel('Log file').fill('/var/log/app.log');
+      await section.getByLabel('Regular expression').fill('denied for (?<ip>\\S+)');
+      await section.getByLabel('Source').selectOption('journal');
+      await section.getByRole('button', { name: 'Add pattern' }).click();
+      await section.getByText('journal: expected the syslog identifiers or units to read').waitFor();
+      await section.getByLabel('Journal identifiers or units').fill('app.service, app');
+      await section.getByRole('button', { name: 'Add pattern' }).click();
+      const item = section.locator('li').filter({ hasText: /^app/ });
+      await item.getByText('journal: app.service, app', { exact: true }).waitFor();
+      assert.match((await item.textContent()) ?? '', /\(the journal;/);
+      await screenshot(page, 'protection-patterns-journal');
     });
   });
 

@@ -192,6 +192,11 @@ describe('themes and WCAG AA in the browser', { skip: skip ?? false }, () => {
       await page.getByRole('button', { name: 'Menu' }).click();
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tickets' }).waitFor();
       await assertAccessible(page, 'the open menu at 375 px (dark)');
+      // Escape closes it and gives the focus back to its button.
+      await page.keyboard.press('Escape');
+      const toggle = page.getByRole('button', { name: 'Menu' });
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.equal(await toggle.evaluate((el) => el === document.activeElement), true);
     });
   });
 

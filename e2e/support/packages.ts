@@ -14,6 +14,11 @@ const STAMP = join(PACKAGES_DIR, '.inputs-sha256');
 const INPUTS = [
   'scripts/package.mjs',
   'scripts/debian.mjs',
+  'scripts/sea.mjs',
+  'scripts/console-sea.mjs',
+  'packages/console/packaging',
+  'docs/deploy.md',
+  'docs/console.md',
   'package.json',
   'package-lock.json',
   'docs/agent.md',

@@ -40,7 +40,11 @@ export function agentKey(stateDir: string, configFile: string): string {
  * config file (dotted keys, over the defaults); the key is made with `palisade-agent key` before the
  * daemon starts.
  */
-export async function startAgent(config: Record<string, string> = {}): Promise<AgentProcess> {
+export async function startAgent(
+  config: Record<string, string> = {},
+  /** Logs and the services found are looked up under this fixture tree instead of / (`run --host-root`). */
+  hostRoot?: string,
+): Promise<AgentProcess> {
   const dir = tempDir('palisade-agent-');
   const stateDir = join(dir.path, 'state');
   const configFile = join(dir.path, 'agent.conf');
@@ -59,7 +63,7 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
       .join('\n')}\n`,
   );
   const key = agentKey(stateDir, configFile);
-  const daemon = await runAgentDaemon(configFile, stateDir);
+  const daemon = await runAgentDaemon(configFile, stateDir, hostRoot ? ['--host-root', hostRoot] : []);
   return {
     ...daemon,
     key,
@@ -73,8 +77,9 @@ export async function startAgent(config: Record<string, string> = {}): Promise<A
 }
 
 /** `palisade-agent run` on an existing config file and state dir, until it says where it listens. */
-export async function runAgentDaemon(configFile: string, stateDir: string) {
-  const p = spawnCaptured(process.execPath, [AGENT_CLI, 'run', '--config', configFile, '--state-dir', stateDir]);
+export async function runAgentDaemon(configFile: string, stateDir: string, extra: string[] = []) {
+  const args = ['run', '--config', configFile, '--state-dir', stateDir, ...extra];
+  const p = spawnCaptured(process.execPath, [AGENT_CLI, ...args]);
   const match = await p.waitFor(/listening on (https?:\/\/\S+)/);
   if (!match) throw new Error(`agent exited before listening:\n${p.output()}`);
   return {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
 import type { RegistrationConnect } from '@palisade/protocol/enrolment';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   alertTestCommand,
   CliError,
@@ -60,7 +60,16 @@ const withConfig = (c: Command) =>
     .option('-c, --config <file>', `config file of dotted keys (default ${DEFAULT_CONFIG_FILE})`)
     .option('-s, --state-dir <dir>', 'state directory (key hash, enrolment, TLS)', DEFAULT_STATE_DIR);
 
-withConfig(program.command('run').description('run the daemon')).action(async (o: CommonOptions) => {
+const runCommand = program
+  .command('run')
+  .description('run the daemon')
+  .option(
+    '--release-key-file <file>',
+    'the release public key updates from the console must be signed with (default /etc/palisade/release.pub)',
+  )
+  // For tests: logs and the services found are looked up under this directory instead of / (a fixture tree).
+  .addOption(new Option('--host-root <dir>').hideHelp());
+withConfig(runCommand).action(async (o: CommonOptions & { releaseKeyFile?: string; hostRoot?: string }) => {
   // V8 grows the young generation from 1 MB to 16 MB a half as allocation goes on; the daemon
   // allocates little and keeps less, so it stays at 1 MB: about 2 MB less resident, measured in
   // docs/performance.md ("Agent memory"). Set here, not as a node flag, so every form gets it.
@@ -79,6 +88,8 @@ withConfig(program.command('run').description('run the daemon')).action(async (o
     configFile: configChoice(o).file,
     configExplicit: configChoice(o).explicit,
     stateDir: o.stateDir,
+    ...(o.releaseKeyFile ? { releaseKeyFile: o.releaseKeyFile } : {}),
+    ...(o.hostRoot ? { hostRoot: o.hostRoot } : {}),
     deps: realDeps(),
     log,
     // The daemon's output goes to its log file or the journal: no secret in it (docs/security.md).
@@ -202,6 +213,32 @@ program
     }
     if (!ok) fail(new Error(`${o.sig} is not the release key's signature of ${o.sums}: refused`));
     print(`${o.sums}: signature verified`);
+  });
+
+program
+  .command('apply-update')
+  .description('as root: apply the update the agent requested in <state-dir>/update/ (the systemd path unit runs it)')
+  .option('-s, --state-dir <dir>', 'state directory of the agent', DEFAULT_STATE_DIR)
+  .option('--bin <path>', 'the executable to replace (default: this one)')
+  .option('--release-key-file <file>', 'the release key root pinned', '/etc/palisade/release.pub')
+  .option('--systemd-unit <unit>', 'the unit to restart', 'palisade-agent.service')
+  .action(async (o: { stateDir: string; bin?: string; releaseKeyFile: string; systemdUnit: string }) => {
+    const { applyUpdateCommand } = await import('./cli/update.js');
+    await applyUpdateCommand(o).catch(fail);
+  });
+
+program
+  .command('supervise')
+  .description('as root, without systemd: run the agent as its child, restart it when it stops, apply its updates')
+  .option('-c, --config <file>', `config file (default ${DEFAULT_CONFIG_FILE})`, DEFAULT_CONFIG_FILE)
+  .option('-s, --state-dir <dir>', 'state directory', DEFAULT_STATE_DIR)
+  .option('--user <name>', 'run the agent as this user (when it exists; root: as is)', 'palisade-agent')
+  .option('--bin <path>', 'the agent executable (default: this one)')
+  .option('--release-key-file <file>', 'the release key root pinned (default /etc/palisade/release.pub)')
+  .action(async (o: { config: string; stateDir: string; user: string; bin?: string; releaseKeyFile?: string }) => {
+    const { superviseCommand } = await import('./cli/update.js');
+    await superviseCommand(o).catch(fail);
+    process.exit(0);
   });
 
 withConfig(

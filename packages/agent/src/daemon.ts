@@ -1,6 +1,7 @@
 import { rmSync, statSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { UpdateReport } from '@palisade/protocol/agent-update';
 import type { CheckinBan } from '@palisade/protocol/checkin';
 import { type Alerter, createAlerter } from './alerter/alerter.js';
 import { createConsoleLink } from './api/console-link.js';
@@ -13,6 +14,7 @@ import { benchmarkJobHandler } from './bench/job.js';
 import { createBanOutbox } from './checkin/ban-outbox.js';
 import { checkinBody } from './checkin/body.js';
 import { type Checkin, createCheckin } from './checkin/checkin.js';
+import { updateHooks } from './checkin/update-hooks.js';
 import { type AgentConfig, loadConfigFile } from './config/config.js';
 import { configAccess } from './config/protection-file.js';
 import type { AgentDeps } from './deps.js';
@@ -40,6 +42,10 @@ export interface DaemonOptions {
   /** Plain lines for the operator (listening address, how to make a key); never a secret. */
   print: (line: string) => void;
   protection?: ProtectionProvider;
+  /** The release key updates from the console are checked against (`run --release-key-file`); default the pinned one. */
+  releaseKeyFile?: string;
+  /** Where log files and the services found are looked up instead of `/` (`run --host-root`, for tests). */
+  hostRoot?: string;
 }
 
 export interface RunningDaemon {
@@ -215,7 +221,7 @@ function startProtection(
 ): Promise<ProtectionEngine | null> {
   if (o.protection) return Promise.resolve(null);
   return ProtectionEngine.start({
-    deps: o.deps,
+    deps: o.hostRoot ? { ...o.deps, logs: { root: o.hostRoot, journalDirectory: null } } : o.deps,
     log: o.log,
     stateDir: o.stateDir,
     settings: config.protection,
@@ -232,22 +238,40 @@ function startProtection(
   });
 }
 
-/** Check-ins carrying the snapshot and the bans waiting in the outbox; benchmark runs arrive as their jobs. */
+/**
+ * Check-ins carrying the snapshot, the bans waiting in the outbox and the update report; benchmark
+ * runs arrive as their jobs, update offers as the answer's `update`.
+ */
 function startCheckin({ o, config, runtime }: Startup, bans: ReturnType<typeof createBanOutbox>): Checkin {
   const { deps, log } = o;
+  const updates = updateHooks({
+    stateDir: o.stateDir,
+    consoleUrl: () => checkin.status().console_url,
+    ...(o.releaseKeyFile ? { releaseKeyFile: o.releaseKeyFile } : {}),
+    version: AGENT_VERSION,
+    clock: deps.clock,
+    log,
+    soon: () => checkin.soon(),
+  });
   const checkin: Checkin = createCheckin({
     clock: deps.clock,
     settings: config.checkin,
     post: postJson,
     body: () => {
       const pending = bans.next();
-      return pending.length > 0
-        ? { ...checkinBody(runtime.snapshot()), bans: pending }
-        : checkinBody(runtime.snapshot());
+      const update = updates.report();
+      return {
+        ...checkinBody(runtime.snapshot()),
+        ...(pending.length > 0 ? { bans: pending } : {}),
+        ...(update ? { update } : {}),
+      };
     },
     delivered: (body) => {
       if (Array.isArray(body.bans)) bans.delivered(body.bans as CheckinBan[]);
+      updates.delivered((body.update as UpdateReport | undefined) ?? null);
     },
+    prepare: () => updates.prepare(),
+    offered: (update) => updates.offered(update),
     version: AGENT_VERSION,
     jobs: createJobRunner(
       {

@@ -10,7 +10,7 @@ const LAYERS = [
   ['lib', 'version', 'log', 'deps', 'release'],
   ['state'],
   ['config'],
-  ['measure', 'protection', 'alerter', 'jobs'],
+  ['measure', 'protection', 'alerter', 'jobs', 'update'],
   ['checkin', 'bench'],
   ['api'],
   ['daemon', 'runtime'],

@@ -61,8 +61,10 @@ describe('block patterns cannot freeze the agent', () => {
     assert.equal(dir.status, 400, dir.body);
     assert.match(dir.json.error, /^file: .*directory/);
     assert.deepEqual((await call('GET', 'block-pattern')).json.patterns, []);
-    // Several detection rounds later the daemon still answers.
-    await new Promise((r) => setTimeout(r, 500));
+    // Three detection rounds later (counted) the daemon still answers.
+    const rounds = async () => (await call('GET', 'metrics')).json.protection.detection_rounds as number;
+    const from = await rounds();
+    await eventually('three detection rounds', async () => ((await rounds()) >= from + 3 ? true : undefined));
     assert.equal((await call('GET', 'health')).status, 200);
   });
 
@@ -106,7 +108,6 @@ describe('block patterns cannot freeze the agent', () => {
       ban_s: 60,
     });
     assert.equal(tailEnd.status, 200, tailEnd.body);
-    await new Promise((r) => setTimeout(r, 300));
     appendFileSync(log, `203.0.113.9 ${'a'.repeat(60)}b\n`);
     appendFileSync(log, `${'x'.repeat(100_000)} ban 203.0.113.10\n`);
     appendFileSync(log, '203.0.113.11 aaaa\n');

@@ -168,7 +168,7 @@ describe('control API (monitor-only backend)', () => {
     });
     assert.equal(added.status, 200, added.body);
     assert.equal((await call('GET', 'block-pattern')).json.patterns[0].name, 'app');
-    await new Promise((r) => setTimeout(r, 500));
+    // The answer comes once the file is followed from its end: the lines written now are read.
     appendFileSync(log, 'denied for 203.0.113.44\ndenied for 203.0.113.44\n');
     const attack = await eventually('the attack', async () => (await call('GET', 'attacks')).json.attacks[0]);
     assert.equal(attack.kind, 'log_pattern');
@@ -242,8 +242,10 @@ describe('control API (monitor-only backend)', () => {
       net.connect({ host: '127.0.0.1', port: Number(new URL(agent.url).port) }).on('error', () => {}),
     );
     try {
-      // Ten detection rounds at 200 ms with 12 connections from 127.0.0.1, over the limit of 5.
-      await new Promise((r) => setTimeout(r, 2000));
+      // Ten detection rounds, counted, with 12 connections from 127.0.0.1, over the limit of 5.
+      const rounds = async () => (await call('GET', 'metrics')).json.protection.detection_rounds as number;
+      const from = await rounds();
+      await eventually('ten detection rounds', async () => ((await rounds()) >= from + 10 ? true : undefined));
       const attacks = (await call('GET', 'attacks')).json.attacks;
       assert.deepEqual(
         attacks.filter((a: { sources: { ip: string }[] }) => a.sources.some((s) => s.ip === '127.0.0.1')),

@@ -7,7 +7,8 @@
 # (saved to a file first: `curl … | sh` runs an empty script and succeeds when the download fails).
 # Checks (each refuses and changes nothing): root, Linux, x86_64, glibc (not musl). Downloads the .deb (or, without
 # dpkg, the single executable) and SHA256SUMS from the console, verifies the sum before installing
-# anything, installs, starts the agent (systemd when it runs, else in the background) and runs
+# anything, installs, starts the agent (systemd when it runs, else `palisade-agent supervise` in the
+# background, which restarts the agent and applies its updates) and runs
 # `palisade-agent register` with the token. Re-running it upgrades in place: the .deb keeps
 # /etc/palisade-agent and /var/lib/palisade-agent (key, lists, baseline, enrolment), and an agent
 # already registered is not registered again.
@@ -24,6 +25,9 @@
 #                      SHA256SUMS must carry its Ed25519 signature (SHA256SUMS.sig), checked with
 #                      openssl (1.1.1+) or an installed palisade-agent, before anything is installed;
 #                      the key is pinned at /etc/palisade/release.pub and later runs need its signature
+#          --protect S enable the shipped log patterns of these services at once: a comma list of
+#                      sshd, nginx, apache, postfix, dovecot, or auto (every one found on this host);
+#                      written to protection.protect in the config (a re-run replaces it)
 #          --exe       install the single executable even where dpkg exists
 #          --uninstall stop and remove the agent (`palisade-agent uninstall`); with --purge its
 #                      config and state too, with --forget its server in the console too
@@ -35,12 +39,15 @@ set -eu
 # Filled in by the console as single-quoted sh words (packages/console/src/routes/install/index.ts).
 CONSOLE=@CONSOLE_URL@
 VERSION=@VERSION@
+# The services --protect may name (PROTECTED_SERVICES in packages/protocol/src/control.ts).
+SERVICES=@PROTECTED_SERVICES@
 TOKEN=''
 NAME=''
 URL=''
 CONNECT=auto
 EXE_ONLY=0
 RELEASE_KEY=''
+PROTECT=''
 PINNED=/etc/palisade/release.pub
 UNINSTALL=0
 PURGE=0
@@ -62,17 +69,33 @@ while [ $# -gt 0 ]; do
     --url) [ $# -ge 2 ] || die "--url needs a value"; URL=$2; shift 2 ;;
     --connect) [ $# -ge 2 ] || die "--connect needs a value"; CONNECT=$2; shift 2 ;;
     --release-key) [ $# -ge 2 ] || die "--release-key needs a value"; RELEASE_KEY=$2; shift 2 ;;
+    --protect) [ $# -ge 2 ] || die "--protect needs a value"; PROTECT=$2; shift 2 ;;
     --exe) EXE_ONLY=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
     --forget) FORGET=1; shift ;;
-    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect, --release-key, --exe, --uninstall, --purge or --forget)" ;;
+    *) die "unknown option $1 (expected --token, --console, --name, --url, --connect, --release-key, --protect, --exe, --uninstall, --purge or --forget)" ;;
   esac
 done
 case "$CONNECT" in
   auto | direct | outbound) ;;
   *) die "--connect: expected auto, direct or outbound, not $CONNECT. Nothing was changed." ;;
 esac
+# --protect: letters, digits and commas only, each name known (or auto alone); shown as given.
+if [ -n "$PROTECT" ]; then
+  case "$PROTECT" in
+    *[!A-Za-z0-9,]*) die "--protect: expected auto or service names separated by commas ($(echo "$SERVICES" | tr ' ' ',')), with letters, digits and commas only. Nothing was changed." ;;
+  esac
+  if [ "$PROTECT" != auto ]; then
+    for service in $(echo "$PROTECT" | tr ',' ' '); do
+      [ "$service" != auto ] || die "--protect: auto stands alone, without service names. Nothing was changed."
+      case " $SERVICES " in
+        *" $service "*) ;;
+        *) die "--protect: unknown service $service; expected auto or names from $(echo "$SERVICES" | tr ' ' ','). Nothing was changed." ;;
+      esac
+    done
+  fi
+fi
 
 os=${PALISADE_INSTALL_UNAME_S:-$(uname -s)}
 [ "$os" = Linux ] || die "this host runs $os; the agent runs on Linux only. Nothing was changed."
@@ -228,24 +251,58 @@ if [ -f "$TMP/release.pub" ] && ! cmp -s "$TMP/release.pub" "$PINNED" 2>/dev/nul
   say "release key pinned at $PINNED"
 fi
 
-# Without systemd the agent runs in the background; an upgrade stops the old one first. The pid
-# file is the agent's user's to write: root signals that pid only when it is a palisade-agent.
-stop_background() {
-  if [ -f "$STATE/agent.pid" ]; then
-    pid=$(cat "$STATE/agent.pid" 2>/dev/null || true)
-    case "$pid" in '' | *[!0-9]*) pid='' ;; esac
-    exe=''
-    [ -z "$pid" ] || exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
-    case "$exe" in
-      /usr/bin/palisade-agent | /usr/local/bin/palisade-agent | "/usr/bin/palisade-agent (deleted)" | "/usr/local/bin/palisade-agent (deleted)") ;;
-      *) pid='' ;;
-    esac
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      i=0
-      while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    fi
+# --protect becomes protection.protect in the config, replacing an earlier value, before the agent
+# starts (it enables the services' patterns at start: docs/protection.md). The package gives the
+# agent's user the config directory: root takes it back while it writes, and writes a new file
+# that it renames over the name, so nothing is written through a link.
+set_protect() {
+  [ -n "$PROTECT" ] || return 0
+  conf_dir=$(dirname "$CONF")
+  { [ ! -L "$conf_dir" ] && [ -d "$conf_dir" ]; } || die "$conf_dir is not a directory (a symbolic link or missing); --protect was not written"
+  dir_owner=$(stat -c %u:%g -- "$conf_dir")
+  chown -h root:root "$conf_dir"
+  chmod 0700 "$conf_dir"
+  ! not_plain_file "$CONF" || die "$CONF is not a regular file with one name (a symbolic link, a hard link or another file); remove it and run the line again"
+  conf_owner=$dir_owner
+  [ ! -e "$CONF" ] || conf_owner=$(stat -c %u:%g -- "$CONF")
+  conf_new=$(mktemp "$conf_dir/.agent.conf.XXXXXX")
+  { [ ! -e "$CONF" ] || grep -v '^[[:space:]]*protection\.protect[[:space:]]*=' "$CONF" || true; } >"$conf_new"
+  printf 'protection.protect = %s\n' "$PROTECT" >>"$conf_new"
+  chmod 0600 "$conf_new" && chown -h "$conf_owner" "$conf_new" && mv -f "$conf_new" "$CONF" ||
+    die "could not write $CONF"
+  chown -h "$dir_owner" "$conf_dir"
+  say "protection.protect = $PROTECT written to $CONF: the agent enables those services' log patterns when it starts"
+}
+
+# Whether a process runs (a child that exited stays a zombie until reaped: not running).
+alive() {
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Without systemd the agent runs under `palisade-agent supervise` in the background (or, installed
+# by an older script, alone); an upgrade stops the old one first: the supervisor first (it would
+# start the agent again), then the agent. The pid files are in a directory the agent's user owns:
+# root signals a pid only when it runs a palisade-agent executable, and never reads through a link.
+stop_pid_file() {
+  [ -f "$1" ] && [ ! -L "$1" ] || return 0
+  pid=$(head -c 32 "$1" 2>/dev/null || true)
+  case "$pid" in '' | *[!0-9]*) pid='' ;; esac
+  exe=''
+  [ -z "$pid" ] || exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+  case "$exe" in
+    /usr/bin/palisade-agent | /usr/local/bin/palisade-agent | "/usr/bin/palisade-agent (deleted)" | "/usr/local/bin/palisade-agent (deleted)") ;;
+    *) pid='' ;;
+  esac
+  if [ -n "$pid" ] && alive "$pid"; then
+    kill "$pid" 2>/dev/null || true
+    i=0
+    while alive "$pid" && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
   fi
+}
+stop_background() {
+  stop_pid_file "$STATE/supervisor.pid"
+  stop_pid_file "$STATE/agent.pid"
 }
 
 if [ "$ARTIFACT" = "palisade-agent_${VERSION}_amd64.deb" ]; then
@@ -283,13 +340,52 @@ WantedBy=multi-user.target
 UNIT
     systemctl daemon-reload
   fi
+  # The root updater and the path unit that starts it when the agent requests an update, as the
+  # package has them (packages/agent/packaging/palisade-agent-update.*; docs/agent.md, "The root updater").
+  if [ "$SYSTEMD" = 1 ] && [ ! -f /etc/systemd/system/palisade-agent-update.path ]; then
+    cat >/etc/systemd/system/palisade-agent-update.service <<UNIT
+[Unit]
+Description=Palisade agent: apply a requested update (swap, restart, roll back)
+After=palisade-agent.service
+
+[Service]
+Type=oneshot
+ExecStart=$BIN apply-update --state-dir $STATE --bin $BIN --release-key-file $PINNED --systemd-unit palisade-agent.service
+TimeoutStartSec=70min
+CapabilityBoundingSet=CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER
+NoNewPrivileges=yes
+ProtectSystem=strict
+ReadWritePaths=$(dirname "$BIN") $STATE
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+RestrictAddressFamilies=AF_UNIX
+UMask=0022
+UNIT
+    cat >/etc/systemd/system/palisade-agent-update.path <<UNIT
+[Unit]
+Description=Palisade agent: watch for an update the agent requested
+
+[Path]
+PathExists=$STATE/update/request.json
+PathChanged=$STATE/update/request.json
+Unit=palisade-agent-update.service
+
+[Install]
+WantedBy=paths.target
+UNIT
+    systemctl daemon-reload
+    systemctl enable --now palisade-agent-update.path >/dev/null 2>&1 || true
+  fi
 fi
 
-# Whether a process runs (a child that exited stays a zombie until reaped: not running).
-alive() {
-  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
-  [ -n "$state" ] && [ "$state" != Z ]
+# Whether the agent started in the background stopped: its supervisor is gone, or said in the log
+# (since it started) that the agent stopped.
+agent_stopped() {
+  ! alive "$AGENT_PID" || tail -c +$((LOG_START + 1)) "$LOG" 2>/dev/null | grep -q 'supervise: the agent stopped'
 }
+
+set_protect
 
 if [ "$SYSTEMD" = 1 ]; then
   systemctl enable palisade-agent.service >/dev/null 2>&1 || true
@@ -304,23 +400,20 @@ else
   if getent group adm >/dev/null 2>&1; then log_group=adm; fi
   chown -h "root:$log_group" "$LOG"
   chmod 0640 "$LOG"
-  # As the unit runs it where the package made its user: that user, CAP_NET_ADMIN only.
-  if getent passwd palisade-agent >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
-    nohup setpriv --reuid=palisade-agent --regid=palisade-agent --init-groups \
-      --inh-caps=-all,+net_admin --ambient-caps=-all,+net_admin --bounding-set=-all,+net_admin --no-new-privs \
-      "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
-  else
-    nohup "$BIN" run --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
-  fi
+  # The supervisor (root) runs the agent as its child, as the unit runs it where the package made
+  # its user: that user, CAP_NET_ADMIN only (setpriv); it restarts the agent when it stops and
+  # applies the updates the agent requests (docs/agent.md, "The root updater").
+  LOG_START=$(wc -c <"$LOG")
+  nohup "$BIN" supervise --config "$CONF" --state-dir "$STATE" >>"$LOG" 2>&1 </dev/null &
   AGENT_PID=$!
-  say "systemd is not running: started in the background (log $LOG)"
-  say "nothing restarts the agent if it stops, and nothing starts it at boot: have this host's init run \`$BIN run --config $CONF --state-dir $STATE\` (or run this line again after a reboot)"
+  say "systemd is not running: started \`$BIN supervise\` in the background (log $LOG); it restarts the agent if it stops and applies its updates"
+  say "nothing starts it at boot: have this host's init run \`$BIN supervise --config $CONF --state-dir $STATE\` as root (or run this line again after a reboot)"
   if getent passwd palisade-agent >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
     say "it runs as palisade-agent: log patterns read /var/log/auth.log and most logs only in the adm group (usermod -aG adm palisade-agent, then run this line again)"
   fi
   # Until it answers on its control socket, or it stops: a port taken is said now, not after the wait.
   i=0
-  while [ ! -S "$STATE/agent.sock" ] && alive "$AGENT_PID" && [ "$i" -lt $((WAIT * 10)) ]; do
+  while [ ! -S "$STATE/agent.sock" ] && ! agent_stopped && [ "$i" -lt $((WAIT * 10)) ]; do
     sleep 0.1
     i=$((i + 1))
   done
@@ -328,7 +421,7 @@ fi
 
 # Why the agent started in the background stopped (its last error line), or nothing when it runs.
 agent_failure() {
-  [ "$SYSTEMD" = 0 ] && ! alive "$AGENT_PID" || return 0
+  [ "$SYSTEMD" = 0 ] && agent_stopped || return 0
   line=$(grep -i 'error\|cannot\|palisade-agent:' "$LOG" 2>/dev/null | tail -n 1 | tr -cd '\11\40-\176')
   case "$line" in
     *'already in use'*)
@@ -338,6 +431,20 @@ agent_failure() {
   esac
 }
 
+# Stops the supervisor started above (it stops its agent first); a watchdog kills it after 20 s.
+stop_supervisor_started() {
+  kill "$AGENT_PID" 2>/dev/null || true
+  (sleep 20 && kill -9 "$AGENT_PID" 2>/dev/null) &
+  watchdog=$!
+  wait "$AGENT_PID" 2>/dev/null || true
+  kill "$watchdog" 2>/dev/null || true
+}
+# An agent that could not start is not left to its supervisor's retries: it is stopped, as it was.
+fail_stopped() {
+  [ "$SYSTEMD" = 1 ] || stop_supervisor_started
+  die "$1"
+}
+
 if [ -n "$TOKEN" ]; then
   set -- register --console "$CONSOLE" --token "$TOKEN" --connect "$CONNECT" --config "$CONF" --state-dir "$STATE"
   [ -z "$NAME" ] || set -- "$@" --name "$NAME"
@@ -345,7 +452,7 @@ if [ -n "$TOKEN" ]; then
   failed=$(agent_failure)
   if [ -n "$failed" ]; then
     [ "$FRESH" = 0 ] || rm -f "$STATE/agent-key.json"
-    die "$failed. Nothing was registered and the token was not used"
+    fail_stopped "$failed. Nothing was registered and the token was not used"
   fi
   [ "$WAIT" -gt 0 ] || WAIT=1
   set -- "$@" --wait "$WAIT"
@@ -367,21 +474,17 @@ if [ -n "$TOKEN" ]; then
         systemctl stop palisade-agent.service >/dev/null 2>&1 || true
         systemctl disable palisade-agent.service >/dev/null 2>&1 || true
       else
-        kill "$AGENT_PID" 2>/dev/null || true
-        (sleep 10 && kill -9 "$AGENT_PID" 2>/dev/null) &
-        watchdog=$!
-        wait "$AGENT_PID" 2>/dev/null || true
-        kill "$watchdog" 2>/dev/null || true
+        stop_supervisor_started
       fi
       rm -f "$STATE/agent-key.json"
       die "registering failed (above), so the agent was stopped again and its key removed: nothing listens on its port. The package stays installed; $advice"
     fi
     [ -n "$failed" ] || die "the agent is installed and running, but registering failed (above); $advice"
-    die "$advice"
+    fail_stopped "$advice"
   fi
 else
   failed=$(agent_failure)
-  [ -z "$failed" ] || die "$failed"
+  [ -z "$failed" ] || fail_stopped "$failed"
   say "upgraded; the agent keeps its registration ($("$BIN" --version))"
 fi
 say "done in $(($(date +%s) - STARTED)) s"

@@ -2,19 +2,22 @@
 -- do not edit; run the test with UPDATE_SQL_SNAPSHOTS=1 to rewrite (docs/queries.md).
 
 -- countAccessTokens
-select count(*) as "n" from "access_tokens" where "account_id" = ?;
+select count(*) as "n" from "access_tokens" where "account_id" = ? and "person_id" = ?;
 
 -- deleteAccessToken
-delete from "access_tokens" where "id" = ? and "account_id" = ?;
+delete from "access_tokens" where "id" = ? and "account_id" = ? and "person_id" = ?;
+
+-- deleteMemberTokens
+delete from "access_tokens" where "account_id" = ? and "person_id" = ?;
 
 -- findTokenAccount
-select "accounts".*, "access_tokens"."id" as "token_id", "access_tokens"."last_used_at" from "access_tokens" inner join "accounts" on "accounts"."id" = "access_tokens"."account_id" where "access_tokens"."token_hash" = ? and "accounts"."disabled_at" is null;
+select "people".*, "team_members"."account_id" as "team_id", "team_members"."role" as "team_role", "team_members"."granted" as "team_granted", "team_members"."revoked" as "team_revoked", "accounts"."name" as "team_name", "accounts"."require_two_factor" as "team_requires_two_factor", "access_tokens"."id" as "token_id", "access_tokens"."last_used_at" from "access_tokens" inner join "people" on "people"."id" = "access_tokens"."person_id" inner join "team_members" on "team_members"."person_id" = "access_tokens"."person_id" and "team_members"."account_id" = "access_tokens"."account_id" inner join "accounts" on "accounts"."id" = "team_members"."account_id" where "access_tokens"."token_hash" = ? and "people"."disabled_at" is null;
 
 -- insertAccessToken
-insert into "access_tokens" ("account_id", "name", "token_hash", "last4", "created_at", "last_used_at") values (?, ?, ?, ?, ?, ?) returning "id", "name", "last4", "created_at", "last_used_at";
+insert into "access_tokens" ("account_id", "person_id", "name", "token_hash", "last4", "created_at", "last_used_at") values (?, ?, ?, ?, ?, ?, ?) returning "id", "name", "last4", "created_at", "last_used_at";
 
 -- listAccessTokens
-select "id", "name", "last4", "created_at", "last_used_at" from "access_tokens" where "account_id" = ? order by "id" desc;
+select "id", "name", "last4", "created_at", "last_used_at" from "access_tokens" where "account_id" = ? and "person_id" = ? order by "id" desc;
 
--- touchAccessToken
-update "access_tokens" set "last_used_at" = ? where "id" = ? and ("last_used_at" is null or "last_used_at" < ?);
+-- touchAccessTokens
+update "access_tokens" set "last_used_at" = ? where "id" in (?) and ("last_used_at" is null or "last_used_at" < ?);

@@ -43,10 +43,10 @@ select * from "alert_rules" where "id" = $1 and "account_id" = $2;
 select "kind", "metric" from "alert_rules" where "id" = $1;
 
 -- insertChannel
-insert into "alert_channels" ("name", "created_at", "account_id", "kind", "target_hint", "id", "target_enc", "failures", "last_success_at", "last_error", "confirmed_at", "confirm_token_hash", "confirm_sent_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning "id";
+insert into "alert_channels" ("account_id", "created_at", "name", "kind", "target_hint", "id", "target_enc", "failures", "last_success_at", "last_error", "confirmed_at", "confirm_token_hash", "confirm_sent_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning "id";
 
 -- insertRule
-insert into "alert_rules" ("name", "created_at", "account_id", "kind", "minutes", "repeat_minutes", "channel_ids", "enabled", "id", "metric", "threshold", "server_ids", "tags", "active_since") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) returning "id";
+insert into "alert_rules" ("account_id", "created_at", "name", "kind", "minutes", "repeat_minutes", "channel_ids", "enabled", "id", "metric", "threshold", "server_ids", "tags", "active_since") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) returning "id";
 
 -- listChannels
 select * from "alert_channels" where "account_id" = $1 order by "id";
@@ -85,5 +85,5 @@ select * from "alert_states" where "rule_id" in ($1);
 select "id", "server_id", "label", "score_total", "checks", "finished_at" from "benchmark_runs" where "server_id" in ($1) and "status" = $2 and "verified" = $3 and "finished_at" >= $4 order by "finished_at", "id";
 
 -- updateRule
-update "alert_rules" set "id" = $1, "name" = $2, "created_at" = $3, "account_id" = $4, "kind" = $5, "metric" = $6, "threshold" = $7, "minutes" = $8, "repeat_minutes" = $9, "server_ids" = $10, "tags" = $11, "channel_ids" = $12, "enabled" = $13, "active_since" = $14 where "id" = $15 and "account_id" = $16;
+update "alert_rules" set "id" = $1, "account_id" = $2, "created_at" = $3, "name" = $4, "kind" = $5, "metric" = $6, "threshold" = $7, "minutes" = $8, "repeat_minutes" = $9, "server_ids" = $10, "tags" = $11, "channel_ids" = $12, "enabled" = $13, "active_since" = $14 where "id" = $15 and "account_id" = $16;
 delete from "alert_states" where "rule_id" = $1 and "server_id" not in ($2);

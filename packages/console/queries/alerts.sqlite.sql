@@ -43,10 +43,10 @@ select * from "alert_rules" where "id" = ? and "account_id" = ?;
 select "kind", "metric" from "alert_rules" where "id" = ?;
 
 -- insertChannel
-insert into "alert_channels" ("name", "created_at", "account_id", "kind", "target_hint", "id", "target_enc", "failures", "last_success_at", "last_error", "confirmed_at", "confirm_token_hash", "confirm_sent_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
+insert into "alert_channels" ("account_id", "created_at", "name", "kind", "target_hint", "id", "target_enc", "failures", "last_success_at", "last_error", "confirmed_at", "confirm_token_hash", "confirm_sent_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
 
 -- insertRule
-insert into "alert_rules" ("name", "created_at", "account_id", "kind", "minutes", "repeat_minutes", "channel_ids", "enabled", "id", "metric", "threshold", "server_ids", "tags", "active_since") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
+insert into "alert_rules" ("account_id", "created_at", "name", "kind", "minutes", "repeat_minutes", "channel_ids", "enabled", "id", "metric", "threshold", "server_ids", "tags", "active_since") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
 
 -- listChannels
 select * from "alert_channels" where "account_id" = ? order by "id";
@@ -85,5 +85,5 @@ select * from "alert_states" where "rule_id" in (?);
 select "id", "server_id", "label", "score_total", "checks", "finished_at" from "benchmark_runs" where "server_id" in (?) and "status" = ? and "verified" = ? and "finished_at" >= ? order by "finished_at", "id";
 
 -- updateRule
-update "alert_rules" set "id" = ?, "name" = ?, "created_at" = ?, "account_id" = ?, "kind" = ?, "metric" = ?, "threshold" = ?, "minutes" = ?, "repeat_minutes" = ?, "server_ids" = ?, "tags" = ?, "channel_ids" = ?, "enabled" = ?, "active_since" = ? where "id" = ? and "account_id" = ?;
+update "alert_rules" set "id" = ?, "account_id" = ?, "created_at" = ?, "name" = ?, "kind" = ?, "metric" = ?, "threshold" = ?, "minutes" = ?, "repeat_minutes" = ?, "server_ids" = ?, "tags" = ?, "channel_ids" = ?, "enabled" = ?, "active_since" = ? where "id" = ? and "account_id" = ?;
 delete from "alert_states" where "rule_id" = ? and "server_id" not in (?);

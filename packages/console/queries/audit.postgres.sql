@@ -5,7 +5,7 @@
 delete from "audit_log" where "at" < $1;
 
 -- insertAuditEntry
-insert into "audit_log" ("account_id", "at", "actor_kind", "actor", "action", "summary", "status", "outcome", "id", "actor_id", "ip", "server_id", "server_name", "method", "path") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15);
+insert into "audit_log" ("account_id", "at", "actor_kind", "actor", "action", "summary", "status", "outcome", "id", "server_id", "actor_id", "ip", "server_name", "method", "path") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15);
 
 -- listAuditEntries
 select count(*) as "n" from "audit_log" where "account_id" = $1;

@@ -5,7 +5,7 @@
 delete from "audit_log" where "at" < ?;
 
 -- insertAuditEntry
-insert into "audit_log" ("account_id", "at", "actor_kind", "actor", "action", "summary", "status", "outcome", "id", "actor_id", "ip", "server_id", "server_name", "method", "path") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+insert into "audit_log" ("account_id", "at", "actor_kind", "actor", "action", "summary", "status", "outcome", "id", "server_id", "actor_id", "ip", "server_name", "method", "path") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- listAuditEntries
 select count(*) as "n" from "audit_log" where "account_id" = ?;

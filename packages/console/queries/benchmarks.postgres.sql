@@ -8,7 +8,7 @@ select "id", "status" from "benchmark_runs" where "server_id" = $1 and "status" 
 select * from "benchmark_runs" where "token_hash" = $1;
 
 -- insertRun
-insert into "benchmark_runs" ("created_at", "server_id", "status", "label", "token_hash", "log", "verified", "checks", "hardware", "updated_at", "id", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "error", "started_at", "finished_at", "handed_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) returning *;
+insert into "benchmark_runs" ("created_at", "server_id", "updated_at", "status", "label", "token_hash", "log", "verified", "checks", "hardware", "id", "finished_at", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "error", "started_at", "handed_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) returning *;
 
 -- listDoneRuns
 select "id", "label", "status", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "verified", "finished_at" from "benchmark_runs" where "server_id" = $1 and "status" = $2 order by "finished_at" desc, "id" desc;
@@ -23,4 +23,4 @@ select * from "benchmark_runs" where "server_id" = any($1::bigint[]) and "status
 select "id", "status" from "benchmark_runs" where (("status" = $1 and "created_at" < $2) or ("status" = $3 and "updated_at" < $4));
 
 -- updateRunIf
-update "benchmark_runs" set "id" = $1, "created_at" = $2, "server_id" = $3, "status" = $4, "label" = $5, "token_hash" = $6, "log" = $7, "score_cpu" = $8, "score_disk" = $9, "score_network" = $10, "score_stability" = $11, "score_total" = $12, "verified" = $13, "checks" = $14, "hardware" = $15, "error" = $16, "started_at" = $17, "finished_at" = $18, "updated_at" = $19, "handed_at" = $20 where "id" = $21 and "status" in ($22);
+update "benchmark_runs" set "id" = $1, "created_at" = $2, "finished_at" = $3, "server_id" = $4, "updated_at" = $5, "status" = $6, "label" = $7, "token_hash" = $8, "log" = $9, "score_cpu" = $10, "score_disk" = $11, "score_network" = $12, "score_stability" = $13, "score_total" = $14, "verified" = $15, "checks" = $16, "hardware" = $17, "error" = $18, "started_at" = $19, "handed_at" = $20 where "id" = $21 and "status" in ($22);

@@ -8,7 +8,7 @@ select "id", "status" from "benchmark_runs" where "server_id" = ? and "status" i
 select * from "benchmark_runs" where "token_hash" = ?;
 
 -- insertRun
-insert into "benchmark_runs" ("created_at", "server_id", "status", "label", "token_hash", "log", "verified", "checks", "hardware", "updated_at", "id", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "error", "started_at", "finished_at", "handed_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
+insert into "benchmark_runs" ("created_at", "server_id", "updated_at", "status", "label", "token_hash", "log", "verified", "checks", "hardware", "id", "finished_at", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "error", "started_at", "handed_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
 
 -- listDoneRuns
 select "id", "label", "status", "score_cpu", "score_disk", "score_network", "score_stability", "score_total", "verified", "finished_at" from "benchmark_runs" where "server_id" = ? and "status" = ? order by "finished_at" desc, "id" desc;
@@ -17,10 +17,10 @@ select "id", "label", "status", "score_cpu", "score_disk", "score_network", "sco
 select * from "benchmark_runs" where "server_id" = ? order by "created_at" desc, "id" desc limit ?;
 
 -- runsToHandOut
-select * from "benchmark_runs" where "server_id" in (?) and "status" = ? and ("handed_at" is null or "handed_at" < ?) order by "id";
+select * from "benchmark_runs" where "server_id" in (select value from json_each(?)) and "status" = ? and ("handed_at" is null or "handed_at" < ?) order by "id";
 
 -- staleRuns
 select "id", "status" from "benchmark_runs" where (("status" = ? and "created_at" < ?) or ("status" = ? and "updated_at" < ?));
 
 -- updateRunIf
-update "benchmark_runs" set "id" = ?, "created_at" = ?, "server_id" = ?, "status" = ?, "label" = ?, "token_hash" = ?, "log" = ?, "score_cpu" = ?, "score_disk" = ?, "score_network" = ?, "score_stability" = ?, "score_total" = ?, "verified" = ?, "checks" = ?, "hardware" = ?, "error" = ?, "started_at" = ?, "finished_at" = ?, "updated_at" = ?, "handed_at" = ? where "id" = ? and "status" in (?);
+update "benchmark_runs" set "id" = ?, "created_at" = ?, "finished_at" = ?, "server_id" = ?, "updated_at" = ?, "status" = ?, "label" = ?, "token_hash" = ?, "log" = ?, "score_cpu" = ?, "score_disk" = ?, "score_network" = ?, "score_stability" = ?, "score_total" = ?, "verified" = ?, "checks" = ?, "hardware" = ?, "error" = ?, "started_at" = ?, "handed_at" = ? where "id" = ? and "status" in (?);

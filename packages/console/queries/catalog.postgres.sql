@@ -8,7 +8,7 @@ select count(*) as "n" from "catalog_items";
 select * from "catalog_items" where "id" = $1;
 
 -- insertCatalogItem
-insert into "catalog_items" ("name", "created_at", "sku", "description", "price_cents", "currency", "interval", "server_limit", "features", "id", "includes") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict ("sku") do nothing returning *;
+insert into "catalog_items" ("created_at", "name", "sku", "description", "price_cents", "currency", "interval", "server_limit", "features", "id", "includes") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict ("sku") do nothing returning *;
 
 -- listCatalog
 select * from "catalog_items" order by "price_cents", "id";

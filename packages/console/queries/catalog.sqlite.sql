@@ -8,7 +8,7 @@ select count(*) as "n" from "catalog_items";
 select * from "catalog_items" where "id" = ?;
 
 -- insertCatalogItem
-insert into "catalog_items" ("name", "created_at", "sku", "description", "price_cents", "currency", "interval", "server_limit", "features", "id", "includes") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict ("sku") do nothing returning *;
+insert into "catalog_items" ("created_at", "name", "sku", "description", "price_cents", "currency", "interval", "server_limit", "features", "id", "includes") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict ("sku") do nothing returning *;
 
 -- listCatalog
 select * from "catalog_items" order by "price_cents", "id";

@@ -8,7 +8,7 @@ select count(*) as "n" from "enrolment_tokens" where "account_id" = ?;
 select "enrolment_tokens".*, "accounts"."disabled_at" from "enrolment_tokens" inner join "accounts" on "accounts"."id" = "enrolment_tokens"."account_id" where "enrolment_tokens"."token_hash" = ?;
 
 -- insertEnrolmentToken
-insert into "enrolment_tokens" ("name", "created_at", "account_id", "token_hash", "product_id", "last4", "max_uses", "uses", "expires_at", "revoked_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
+insert into "enrolment_tokens" ("account_id", "created_at", "name", "token_hash", "product_id", "last4", "max_uses", "uses", "expires_at", "revoked_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
 
 -- listEnrolmentTokens
 select * from "enrolment_tokens" where "account_id" = ? order by "id" desc;

@@ -33,14 +33,14 @@ select * from "fleet_entries" where "account_id" = $1 and "id" = $2;
 select * from "fleet_policies" where "account_id" = $1 and "id" = $2;
 
 -- finishApplication
-update "fleet_applications" set "id" = $1, "account_id" = $2, "server_id" = $3, "updated_at" = $4, "reason" = $5, "want" = $6, "entry_id" = $7, "force" = $8, "state" = $9, "attempts" = $10, "next_attempt_at" = $11, "locked_until" = $12, "applied_at" = $13, "preexisting" = $14 where "id" = $15 and "want" = $16;
+update "fleet_applications" set "id" = $1, "account_id" = $2, "state" = $3, "reason" = $4, "server_id" = $5, "updated_at" = $6, "want" = $7, "entry_id" = $8, "force" = $9, "attempts" = $10, "next_attempt_at" = $11, "locked_until" = $12, "applied_at" = $13, "preexisting" = $14 where "id" = $15 and "want" = $16;
 update "fleet_applications" set "locked_until" = $1 where "id" = $2;
 
 -- insertEntry
-insert into "fleet_entries" ("created_at", "account_id", "scope_kind", "list", "address", "reason", "origin_kind", "created_by", "id", "expires_at", "scope_tags", "scope_product_id", "origin_server_id", "origin_server_name", "origin_event", "policy_id", "lifted_at", "lifted_by", "active_key") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) on conflict ("active_key") do nothing returning "id";
+insert into "fleet_entries" ("account_id", "reason", "created_by", "created_at", "scope_kind", "list", "address", "origin_kind", "id", "expires_at", "scope_tags", "scope_product_id", "origin_server_id", "origin_server_name", "origin_event", "policy_id", "lifted_at", "lifted_by", "active_key") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) on conflict ("active_key") do nothing returning "id";
 
 -- insertPolicy
-insert into "fleet_policies" ("name", "created_at", "account_id", "enabled", "updated_at", "trigger", "scope_kind", "id", "scope_tags", "scope_product_id", "duration_s", "allow_private") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning "id";
+insert into "fleet_policies" ("account_id", "created_at", "updated_at", "name", "enabled", "trigger", "scope_kind", "id", "scope_tags", "scope_product_id", "duration_s", "allow_private") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning "id";
 
 -- liftEntry
 update "fleet_entries" set "active_key" = $1, "lifted_at" = $2, "lifted_by" = $3 where "id" = $4 and "active_key" is not null;
@@ -78,7 +78,7 @@ insert into "fleet_ban_reports" ("server_id", "window_start", "window_count", "r
 select "a"."entry_id", "e"."address", "a"."server_id", "s"."name" as "server_name", "a"."state", "a"."reason" from "fleet_applications" as "a" inner join "servers" as "s" on "s"."id" = "a"."server_id" inner join "fleet_entries" as "e" on "e"."id" = "a"."entry_id" where "a"."entry_id" in ($1) and "a"."want" = $2 and "a"."state" != $3 order by "a"."server_id", "a"."entry_id";
 
 -- updatePolicy
-update "fleet_policies" set "id" = $1, "name" = $2, "created_at" = $3, "account_id" = $4, "enabled" = $5, "updated_at" = $6, "trigger" = $7, "scope_kind" = $8, "scope_tags" = $9, "scope_product_id" = $10, "duration_s" = $11, "allow_private" = $12 where "id" = $13;
+update "fleet_policies" set "id" = $1, "account_id" = $2, "created_at" = $3, "updated_at" = $4, "name" = $5, "enabled" = $6, "trigger" = $7, "scope_kind" = $8, "scope_tags" = $9, "scope_product_id" = $10, "duration_s" = $11, "allow_private" = $12 where "id" = $13;
 
 -- wantAbsent
 update "fleet_applications" set "want" = $1, "force" = $2, "state" = $3, "reason" = $4, "attempts" = $5, "next_attempt_at" = $6, "updated_at" = $7 where "entry_id" = $8 and "want" = $9 and "server_id" in ($10);

@@ -33,14 +33,14 @@ select * from "fleet_entries" where "account_id" = ? and "id" = ?;
 select * from "fleet_policies" where "account_id" = ? and "id" = ?;
 
 -- finishApplication
-update "fleet_applications" set "id" = ?, "account_id" = ?, "server_id" = ?, "updated_at" = ?, "reason" = ?, "want" = ?, "entry_id" = ?, "force" = ?, "state" = ?, "attempts" = ?, "next_attempt_at" = ?, "locked_until" = ?, "applied_at" = ?, "preexisting" = ? where "id" = ? and "want" = ?;
+update "fleet_applications" set "id" = ?, "account_id" = ?, "state" = ?, "reason" = ?, "server_id" = ?, "updated_at" = ?, "want" = ?, "entry_id" = ?, "force" = ?, "attempts" = ?, "next_attempt_at" = ?, "locked_until" = ?, "applied_at" = ?, "preexisting" = ? where "id" = ? and "want" = ?;
 update "fleet_applications" set "locked_until" = ? where "id" = ?;
 
 -- insertEntry
-insert into "fleet_entries" ("created_at", "account_id", "scope_kind", "list", "address", "reason", "origin_kind", "created_by", "id", "expires_at", "scope_tags", "scope_product_id", "origin_server_id", "origin_server_name", "origin_event", "policy_id", "lifted_at", "lifted_by", "active_key") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict ("active_key") do nothing returning "id";
+insert into "fleet_entries" ("account_id", "reason", "created_by", "created_at", "scope_kind", "list", "address", "origin_kind", "id", "expires_at", "scope_tags", "scope_product_id", "origin_server_id", "origin_server_name", "origin_event", "policy_id", "lifted_at", "lifted_by", "active_key") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict ("active_key") do nothing returning "id";
 
 -- insertPolicy
-insert into "fleet_policies" ("name", "created_at", "account_id", "enabled", "updated_at", "trigger", "scope_kind", "id", "scope_tags", "scope_product_id", "duration_s", "allow_private") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
+insert into "fleet_policies" ("account_id", "created_at", "updated_at", "name", "enabled", "trigger", "scope_kind", "id", "scope_tags", "scope_product_id", "duration_s", "allow_private") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
 
 -- liftEntry
 update "fleet_entries" set "active_key" = ?, "lifted_at" = ?, "lifted_by" = ? where "id" = ? and "active_key" is not null;
@@ -59,7 +59,7 @@ select * from "fleet_policies" where "account_id" = ? order by "id";
 update "fleet_entries" set "active_key" = ? where "active_key" is not null and "expires_at" <= ?;
 
 -- retryServersNow
-update "fleet_applications" set "next_attempt_at" = ? where "server_id" in (?) and "state" = ? and "next_attempt_at" > ?;
+update "fleet_applications" set "next_attempt_at" = ? where "server_id" in (select value from json_each(?)) and "state" = ? and "next_attempt_at" > ?;
 
 -- scopeServers
 select "id", "name", "tags", "product_id" from "servers" where "account_id" = ? order by "id";
@@ -78,7 +78,7 @@ insert into "fleet_ban_reports" ("server_id", "window_start", "window_count", "r
 select "a"."entry_id", "e"."address", "a"."server_id", "s"."name" as "server_name", "a"."state", "a"."reason" from "fleet_applications" as "a" inner join "servers" as "s" on "s"."id" = "a"."server_id" inner join "fleet_entries" as "e" on "e"."id" = "a"."entry_id" where "a"."entry_id" in (?) and "a"."want" = ? and "a"."state" != ? order by "a"."server_id", "a"."entry_id";
 
 -- updatePolicy
-update "fleet_policies" set "id" = ?, "name" = ?, "created_at" = ?, "account_id" = ?, "enabled" = ?, "updated_at" = ?, "trigger" = ?, "scope_kind" = ?, "scope_tags" = ?, "scope_product_id" = ?, "duration_s" = ?, "allow_private" = ? where "id" = ?;
+update "fleet_policies" set "id" = ?, "account_id" = ?, "created_at" = ?, "updated_at" = ?, "name" = ?, "enabled" = ?, "trigger" = ?, "scope_kind" = ?, "scope_tags" = ?, "scope_product_id" = ?, "duration_s" = ?, "allow_private" = ? where "id" = ?;
 
 -- wantAbsent
 update "fleet_applications" set "want" = ?, "force" = ?, "state" = ?, "reason" = ?, "attempts" = ?, "next_attempt_at" = ?, "updated_at" = ? where "entry_id" = ? and "want" = ? and "server_id" in (?);

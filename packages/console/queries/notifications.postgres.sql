@@ -57,13 +57,13 @@ insert into "notification_attempts" ("id", "account_id", "at", "error", "url", "
 insert into "notification_attempts" ("account_id", "at", "notification_id", "url", "duration_ms", "id", "error", "status_code") values ($1, $2, $3, $4, $5, $6, $7, $8);
 
 -- insertNotification
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
 
 -- insertNotifications
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
 
 -- insertTestDelivery
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning "id";
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning "id";
 
 -- listAttempts
 select count(*) as "n" from "notification_attempts" inner join "notifications" on "notifications"."id" = "notification_attempts"."notification_id" where "notification_attempts"."account_id" = $1 and "notifications"."channel_id" = $2;

@@ -57,13 +57,13 @@ insert into "notification_attempts" ("id", "account_id", "at", "error", "url", "
 insert into "notification_attempts" ("account_id", "at", "notification_id", "url", "duration_ms", "id", "error", "status_code") values (?, ?, ?, ?, ?, ?, ?, ?);
 
 -- insertNotification
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- insertNotifications
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- insertTestDelivery
-insert into "notifications" ("created_at", "account_id", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
+insert into "notifications" ("account_id", "created_at", "kind", "status", "attempts", "next_attempt_at", "locked_until", "payload", "id", "delivered_at", "channel_id") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning "id";
 
 -- listAttempts
 select count(*) as "n" from "notification_attempts" inner join "notifications" on "notifications"."id" = "notification_attempts"."notification_id" where "notification_attempts"."account_id" = ? and "notifications"."channel_id" = ?;

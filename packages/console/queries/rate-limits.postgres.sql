@@ -14,7 +14,9 @@ with counted as (
           else rate_limit_windows.window_end end
       returning key, count, window_end
     )
-    select json_agg(json_build_array(key, count, window_end)) as windows from counted;
+    select json_agg(json_build_array(key, count, window_end)) as windows,
+      (select n from change_counter where id = 1) as change
+    from counted;
 
 -- deleteEndedWindows
 delete from "rate_limit_windows" where "window_end" <= $1;

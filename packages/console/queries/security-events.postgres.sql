@@ -5,11 +5,11 @@
 delete from "security_events" where "created_at" < $1;
 
 -- insertSecurityEvent
-insert into "security_events" ("created_at", "kind", "ip", "method", "path", "reason", "id", "account_id", "key_last4") values ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+insert into "security_events" ("reason", "created_at", "kind", "ip", "method", "path", "id", "account_id", "person_id", "key_last4") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 
 -- listSecurityEvents
-select count(*) as "n" from "security_events" where "account_id" = $1;
-select "id", "kind", "reason", "key_last4", "method", "path", "ip", "created_at" from "security_events" where "account_id" = $1 and ("created_at" < $2 or ("created_at" = $3 and "id" < $4)) order by "created_at" desc, "id" desc limit $5;
+select count(*) as "n" from "security_events" where ("account_id" = $1 or "person_id" = $2);
+select "id", "kind", "reason", "key_last4", "method", "path", "ip", "created_at" from "security_events" where ("account_id" = $1 or "person_id" = $2) and ("created_at" < $3 or ("created_at" = $4 and "id" < $5)) order by "created_at" desc, "id" desc limit $6;
 
 -- recentTwoFactorFailures
-select "created_at" from "security_events" where "account_id" = $1 and "kind" = $2 and "created_at" > $3 order by "created_at" desc, "id" desc limit $4;
+select "created_at" from "security_events" where "person_id" = $1 and "kind" = $2 and "created_at" > $3 order by "created_at" desc, "id" desc limit $4;

@@ -5,11 +5,11 @@
 delete from "security_events" where "created_at" < ?;
 
 -- insertSecurityEvent
-insert into "security_events" ("created_at", "kind", "ip", "method", "path", "reason", "id", "account_id", "key_last4") values (?, ?, ?, ?, ?, ?, ?, ?, ?);
+insert into "security_events" ("reason", "created_at", "kind", "ip", "method", "path", "id", "account_id", "person_id", "key_last4") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- listSecurityEvents
-select count(*) as "n" from "security_events" where "account_id" = ?;
-select "id", "kind", "reason", "key_last4", "method", "path", "ip", "created_at" from "security_events" where "account_id" = ? and ("created_at" < ? or ("created_at" = ? and "id" < ?)) order by "created_at" desc, "id" desc limit ?;
+select count(*) as "n" from "security_events" where ("account_id" = ? or "person_id" = ?);
+select "id", "kind", "reason", "key_last4", "method", "path", "ip", "created_at" from "security_events" where ("account_id" = ? or "person_id" = ?) and ("created_at" < ? or ("created_at" = ? and "id" < ?)) order by "created_at" desc, "id" desc limit ?;
 
 -- recentTwoFactorFailures
-select "created_at" from "security_events" where "account_id" = ? and "kind" = ? and "created_at" > ? order by "created_at" desc, "id" desc limit ?;
+select "created_at" from "security_events" where "person_id" = ? and "kind" = ? and "created_at" > ? order by "created_at" desc, "id" desc limit ?;

@@ -20,7 +20,7 @@ select "id", "account_id", "name" from "servers" where "id" = $1;
 select "servers"."id", "servers"."account_id", "servers"."name", "servers"."daemon_token_hash" from "servers" inner join "accounts" on "accounts"."id" = "servers"."account_id" where "servers"."daemon_token_hash" = any($1::text[]) and "accounts"."disabled_at" is null;
 
 -- insertServer
-insert into "servers" ("name", "created_at", "account_id", "product_id", "api_url", "api_key_enc", "facts", "id", "tags", "hostname", "public_ip", "agent_version", "daemon_token_hash", "last_seen", "latest_sample", "score_base", "score_base_total", "score_window_mark", "tls_fingerprint", "last_call_ok_at", "last_call_error_at", "last_call_error", "attacks_active", "connect") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) returning *;
+insert into "servers" ("account_id", "created_at", "name", "product_id", "api_url", "api_key_enc", "facts", "id", "tags", "hostname", "public_ip", "agent_version", "daemon_token_hash", "last_seen", "latest_sample", "score_base", "score_base_total", "score_window_mark", "tls_fingerprint", "last_call_ok_at", "last_call_error_at", "last_call_error", "attacks_active", "connect") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) returning *;
 
 -- latestSamples
 select "id", "latest_sample", "last_seen" from "servers" where "account_id" = $1;
@@ -40,7 +40,7 @@ WITH first AS (/* sql argument */ select 1)
 select "facts" from "servers" where "id" = $1;
 
 -- updateServer
-update "servers" set "id" = $1, "name" = $2, "created_at" = $3, "account_id" = $4, "tags" = $5, "product_id" = $6, "api_url" = $7, "api_key_enc" = $8, "hostname" = $9, "public_ip" = $10, "facts" = $11, "agent_version" = $12, "daemon_token_hash" = $13, "last_seen" = $14, "latest_sample" = $15, "score_base" = $16, "score_base_total" = $17, "score_window_mark" = $18, "tls_fingerprint" = $19, "last_call_ok_at" = $20, "last_call_error_at" = $21, "last_call_error" = $22, "attacks_active" = $23, "connect" = $24 where "id" = $25;
+update "servers" set "id" = $1, "account_id" = $2, "created_at" = $3, "name" = $4, "tags" = $5, "product_id" = $6, "api_url" = $7, "api_key_enc" = $8, "hostname" = $9, "public_ip" = $10, "facts" = $11, "agent_version" = $12, "daemon_token_hash" = $13, "last_seen" = $14, "latest_sample" = $15, "score_base" = $16, "score_base_total" = $17, "score_window_mark" = $18, "tls_fingerprint" = $19, "last_call_ok_at" = $20, "last_call_error_at" = $21, "last_call_error" = $22, "attacks_active" = $23, "connect" = $24 where "id" = $25;
 
 -- updateServersAfterCheckin
 UPDATE servers AS s SET

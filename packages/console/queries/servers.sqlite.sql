@@ -17,10 +17,10 @@ select "servers".* from "servers" inner join "accounts" on "accounts"."id" = "se
 select "id", "account_id", "name" from "servers" where "id" = ?;
 
 -- findServersByDaemonTokens
-select "servers"."id", "servers"."account_id", "servers"."name", "servers"."daemon_token_hash" from "servers" inner join "accounts" on "accounts"."id" = "servers"."account_id" where "servers"."daemon_token_hash" in (?) and "accounts"."disabled_at" is null;
+select "servers"."id", "servers"."account_id", "servers"."name", "servers"."daemon_token_hash" from "servers" inner join "accounts" on "accounts"."id" = "servers"."account_id" where "servers"."daemon_token_hash" in (select value from json_each(?)) and "accounts"."disabled_at" is null;
 
 -- insertServer
-insert into "servers" ("name", "created_at", "account_id", "product_id", "api_url", "api_key_enc", "facts", "id", "tags", "hostname", "public_ip", "agent_version", "daemon_token_hash", "last_seen", "latest_sample", "score_base", "score_base_total", "score_window_mark", "tls_fingerprint", "last_call_ok_at", "last_call_error_at", "last_call_error", "attacks_active", "connect") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
+insert into "servers" ("account_id", "created_at", "name", "product_id", "api_url", "api_key_enc", "facts", "id", "tags", "hostname", "public_ip", "agent_version", "daemon_token_hash", "last_seen", "latest_sample", "score_base", "score_base_total", "score_window_mark", "tls_fingerprint", "last_call_ok_at", "last_call_error_at", "last_call_error", "attacks_active", "connect") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *;
 
 -- latestSamples
 select "id", "latest_sample", "last_seen" from "servers" where "account_id" = ?;
@@ -32,13 +32,13 @@ select * from "servers" where "last_seen" > ? order by coalesce(last_call_ok_at,
 select "id", "name", "hostname", "last_seen", "public_ip", "score_base_total", "attacks_active", "last_call_ok_at", "last_call_error_at", "last_call_error", "tags" from "servers" where "account_id" = ? order by "id";
 
 -- lockScoreWindowMarks
-select "id", "score_window_mark" from "servers" where "id" in (?);
+select "id", "score_window_mark" from "servers" where "id" in (select value from json_each(?));
 
 -- serverFactsText
 select "facts" from "servers" where "id" = ?;
 
 -- updateServer
-update "servers" set "id" = ?, "name" = ?, "created_at" = ?, "account_id" = ?, "tags" = ?, "product_id" = ?, "api_url" = ?, "api_key_enc" = ?, "hostname" = ?, "public_ip" = ?, "facts" = ?, "agent_version" = ?, "daemon_token_hash" = ?, "last_seen" = ?, "latest_sample" = ?, "score_base" = ?, "score_base_total" = ?, "score_window_mark" = ?, "tls_fingerprint" = ?, "last_call_ok_at" = ?, "last_call_error_at" = ?, "last_call_error" = ?, "attacks_active" = ?, "connect" = ? where "id" = ?;
+update "servers" set "id" = ?, "account_id" = ?, "created_at" = ?, "name" = ?, "tags" = ?, "product_id" = ?, "api_url" = ?, "api_key_enc" = ?, "hostname" = ?, "public_ip" = ?, "facts" = ?, "agent_version" = ?, "daemon_token_hash" = ?, "last_seen" = ?, "latest_sample" = ?, "score_base" = ?, "score_base_total" = ?, "score_window_mark" = ?, "tls_fingerprint" = ?, "last_call_ok_at" = ?, "last_call_error_at" = ?, "last_call_error" = ?, "attacks_active" = ?, "connect" = ? where "id" = ?;
 
 -- updateServersAfterCheckin
 update "servers" set "hostname" = ?, "public_ip" = ?, "facts" = ?, "agent_version" = ?, "last_seen" = ?, "latest_sample" = ?, "score_base" = ?, "score_base_total" = ?, "score_window_mark" = ?, "attacks_active" = ? where "id" = ?;

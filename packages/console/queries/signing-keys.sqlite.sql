@@ -2,23 +2,26 @@
 -- do not edit; run the test with UPDATE_SQL_SNAPSHOTS=1 to rewrite (docs/queries.md).
 
 -- countSigningKeys
-select count(*) as "n" from "signing_keys" where "account_id" = ?;
+select count(*) as "n" from "signing_keys" where "account_id" = ? and "person_id" = ?;
+
+-- deleteMemberSigningKeys
+delete from "signing_keys" where "account_id" = ? and "person_id" = ?;
 
 -- deleteNoncesBefore
 delete from "svc1_nonces" where "created_at" < ?;
 delete from "svc1_signatures" where "created_at" < ?;
 
 -- deleteSigningKey
-delete from "signing_keys" where "id" = ? and "account_id" = ?;
+delete from "signing_keys" where "id" = ? and "account_id" = ? and "person_id" = ?;
 
 -- findSigningKey
-select "accounts".*, "signing_keys"."id" as "key_id", "signing_keys"."last_used_at" as "key_last_used_at" from "signing_keys" inner join "accounts" on "accounts"."id" = "signing_keys"."account_id" where "signing_keys"."key_hash" = ?;
+select "signing_keys"."id" as "key_id", "signing_keys"."account_id", "signing_keys"."person_id", "signing_keys"."last_used_at" as "key_last_used_at" from "signing_keys" where "signing_keys"."key_hash" = ?;
 
 -- insertSigningKey
-insert into "signing_keys" ("account_id", "name", "key_hash", "last4", "created_at", "last_used_at") values (?, ?, ?, ?, ?, ?) returning "id", "name", "last4", "created_at", "last_used_at";
+insert into "signing_keys" ("account_id", "person_id", "name", "key_hash", "last4", "created_at", "last_used_at") values (?, ?, ?, ?, ?, ?, ?) returning "id", "name", "last4", "created_at", "last_used_at";
 
 -- listSigningKeys
-select "id", "name", "last4", "created_at", "last_used_at" from "signing_keys" where "account_id" = ? order by "id" desc;
+select "id", "name", "last4", "created_at", "last_used_at" from "signing_keys" where "account_id" = ? and "person_id" = ? order by "id" desc;
 
 -- recordNonce
 insert into "svc1_nonces" ("key_id", "ts", "nonce", "created_at") values (?, ?, ?, ?) on conflict ("key_id", "ts", "nonce") do nothing;

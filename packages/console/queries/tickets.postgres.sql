@@ -5,17 +5,17 @@
 select * from "tickets" where "id" = $1 and "account_id" = $2;
 
 -- insertTicket
-insert into "tickets" ("created_at", "account_id", "status", "updated_at", "product_id", "ref", "subject", "id") values ($1, $2, $3, $4, $5, $6, $7, $8) returning *;
+insert into "tickets" ("account_id", "created_at", "updated_at", "status", "product_id", "ref", "subject", "id") values ($1, $2, $3, $4, $5, $6, $7, $8) returning *;
 
 -- insertTicketMessage
-insert into "ticket_messages" ("created_at", "ticket_id", "author_id", "author_role", "body", "id") values ($1, $2, $3, $4, $5, $6) returning *;
+insert into "ticket_messages" ("created_at", "ticket_id", "author_id", "author_role", "body", "id", "author_person_id") values ($1, $2, $3, $4, $5, $6, $7) returning *;
 
 -- listTicketMessages
-select * from "ticket_messages" where "ticket_id" = $1 order by "id";
+select "ticket_messages".*, coalesce("people"."name", "accounts"."name", $1) as "author_name" from "ticket_messages" left join "people" on "people"."id" = "ticket_messages"."author_person_id" left join "accounts" on "accounts"."id" = "ticket_messages"."author_id" where "ticket_messages"."ticket_id" = $2 order by "ticket_messages"."id";
 
 -- listTickets
-select count(*) as "n" from "tickets" inner join "accounts" on "accounts"."id" = "tickets"."account_id" where "tickets"."account_id" = $1 and "tickets"."status" = $2;
-select "tickets".*, "accounts"."email" as "account_email" from "tickets" inner join "accounts" on "accounts"."id" = "tickets"."account_id" where "tickets"."account_id" = $1 and "tickets"."status" = $2 and ("tickets"."updated_at" < $3 or ("tickets"."updated_at" = $4 and "tickets"."id" < $5)) order by "tickets"."updated_at" desc, "tickets"."id" desc limit $6;
+select count(*) as "n" from "tickets" where "tickets"."account_id" = $1 and "tickets"."status" = $2;
+select "tickets".*, (select "people"."email" from "team_members" inner join "people" on "people"."id" = "team_members"."person_id" where "team_members"."account_id" = "tickets"."account_id" and "team_members"."role" = $1 order by "team_members"."created_at", "people"."id" limit $2) as "account_email" from "tickets" where "tickets"."account_id" = $3 and "tickets"."status" = $4 and ("tickets"."updated_at" < $5 or ("tickets"."updated_at" = $6 and "tickets"."id" < $7)) order by "tickets"."updated_at" desc, "tickets"."id" desc limit $8;
 
 -- updateTicket
 update "tickets" set "status" = $1, "updated_at" = $2 where "id" = $3;

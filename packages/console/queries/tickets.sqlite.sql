@@ -5,17 +5,17 @@
 select * from "tickets" where "id" = ? and "account_id" = ?;
 
 -- insertTicket
-insert into "tickets" ("created_at", "account_id", "status", "updated_at", "product_id", "ref", "subject", "id") values (?, ?, ?, ?, ?, ?, ?, ?) returning *;
+insert into "tickets" ("account_id", "created_at", "updated_at", "status", "product_id", "ref", "subject", "id") values (?, ?, ?, ?, ?, ?, ?, ?) returning *;
 
 -- insertTicketMessage
-insert into "ticket_messages" ("created_at", "ticket_id", "author_id", "author_role", "body", "id") values (?, ?, ?, ?, ?, ?) returning *;
+insert into "ticket_messages" ("created_at", "ticket_id", "author_id", "author_role", "body", "id", "author_person_id") values (?, ?, ?, ?, ?, ?, ?) returning *;
 
 -- listTicketMessages
-select * from "ticket_messages" where "ticket_id" = ? order by "id";
+select "ticket_messages".*, coalesce("people"."name", "accounts"."name", ?) as "author_name" from "ticket_messages" left join "people" on "people"."id" = "ticket_messages"."author_person_id" left join "accounts" on "accounts"."id" = "ticket_messages"."author_id" where "ticket_messages"."ticket_id" = ? order by "ticket_messages"."id";
 
 -- listTickets
-select count(*) as "n" from "tickets" inner join "accounts" on "accounts"."id" = "tickets"."account_id" where "tickets"."account_id" = ? and "tickets"."status" = ?;
-select "tickets".*, "accounts"."email" as "account_email" from "tickets" inner join "accounts" on "accounts"."id" = "tickets"."account_id" where "tickets"."account_id" = ? and "tickets"."status" = ? and ("tickets"."updated_at" < ? or ("tickets"."updated_at" = ? and "tickets"."id" < ?)) order by "tickets"."updated_at" desc, "tickets"."id" desc limit ?;
+select count(*) as "n" from "tickets" where "tickets"."account_id" = ? and "tickets"."status" = ?;
+select "tickets".*, (select "people"."email" from "team_members" inner join "people" on "people"."id" = "team_members"."person_id" where "team_members"."account_id" = "tickets"."account_id" and "team_members"."role" = ? order by "team_members"."created_at", "people"."id" limit ?) as "account_email" from "tickets" where "tickets"."account_id" = ? and "tickets"."status" = ? and ("tickets"."updated_at" < ? or ("tickets"."updated_at" = ? and "tickets"."id" < ?)) order by "tickets"."updated_at" desc, "tickets"."id" desc limit ?;
 
 -- updateTicket
 update "tickets" set "status" = ?, "updated_at" = ? where "id" = ?;

@@ -2,16 +2,13 @@
 -- do not edit; run the test with UPDATE_SQL_SNAPSHOTS=1 to rewrite (docs/queries.md).
 
 -- claimTotpStep
-update "accounts" set "totp_last_step" = $1 where "id" = $2 and ("totp_last_step" is null or "totp_last_step" < $3);
+update "people" set "totp_last_step" = $1 where "id" = $2 and ("totp_last_step" is null or "totp_last_step" < $3);
 
 -- countChallengeFailure
 update "login_challenges" set "failures" = "failures" + $1 where "id_hash" = $2 returning "failures";
 
 -- countUnusedRecoveryCodes
-select count(*) as "n" from "recovery_codes" where "account_id" = $1 and "used_at" is null;
-
--- deleteAccountLoginChallenges
-delete from "login_challenges" where "account_id" = $1;
+select count(*) as "n" from "recovery_codes" where "person_id" = $1 and "used_at" is null;
 
 -- deleteExpiredLoginChallenges
 delete from "login_challenges" where "expires_at" <= $1;
@@ -19,23 +16,26 @@ delete from "login_challenges" where "expires_at" <= $1;
 -- deleteLoginChallenge
 delete from "login_challenges" where "id_hash" = $1;
 
+-- deletePersonLoginChallenges
+delete from "login_challenges" where "person_id" = $1;
+
 -- disableTotp
-update "accounts" set "totp_secret_enc" = $1, "totp_pending_enc" = $2, "totp_enabled_at" = $3, "totp_last_step" = $4 where "id" = $5;
-delete from "recovery_codes" where "account_id" = $1;
+update "people" set "totp_secret_enc" = $1, "totp_pending_enc" = $2, "totp_enabled_at" = $3, "totp_last_step" = $4 where "id" = $5;
+delete from "recovery_codes" where "person_id" = $1;
 
 -- enableTotp
-update "accounts" set "totp_secret_enc" = $1, "totp_pending_enc" = $2, "totp_enabled_at" = $3, "totp_last_step" = $4 where "id" = $5;
-delete from "recovery_codes" where "account_id" = $1;
-insert into "recovery_codes" ("account_id", "code_hash", "used_at", "created_at") values ($1, $2, $3, $4);
+update "people" set "totp_secret_enc" = $1, "totp_pending_enc" = $2, "totp_enabled_at" = $3, "totp_last_step" = $4 where "id" = $5;
+delete from "recovery_codes" where "person_id" = $1;
+insert into "recovery_codes" ("person_id", "code_hash", "used_at", "created_at") values ($1, $2, $3, $4);
 
 -- findLoginChallenge
 select * from "login_challenges" where "id_hash" = $1 and "expires_at" > $2;
 
 -- insertLoginChallenge
-insert into "login_challenges" ("id_hash", "account_id", "created_at", "expires_at") values ($1, $2, $3, $4);
+insert into "login_challenges" ("id_hash", "person_id", "created_at", "expires_at") values ($1, $2, $3, $4);
 
 -- setPendingTotp
-update "accounts" set "totp_pending_enc" = $1 where "id" = $2;
+update "people" set "totp_pending_enc" = $1 where "id" = $2;
 
 -- useRecoveryCode
-update "recovery_codes" set "used_at" = $1 where "account_id" = $2 and "code_hash" = $3 and "used_at" is null;
+update "recovery_codes" set "used_at" = $1 where "person_id" = $2 and "code_hash" = $3 and "used_at" is null;

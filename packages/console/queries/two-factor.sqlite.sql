@@ -2,16 +2,13 @@
 -- do not edit; run the test with UPDATE_SQL_SNAPSHOTS=1 to rewrite (docs/queries.md).
 
 -- claimTotpStep
-update "accounts" set "totp_last_step" = ? where "id" = ? and ("totp_last_step" is null or "totp_last_step" < ?);
+update "people" set "totp_last_step" = ? where "id" = ? and ("totp_last_step" is null or "totp_last_step" < ?);
 
 -- countChallengeFailure
 update "login_challenges" set "failures" = "failures" + ? where "id_hash" = ? returning "failures";
 
 -- countUnusedRecoveryCodes
-select count(*) as "n" from "recovery_codes" where "account_id" = ? and "used_at" is null;
-
--- deleteAccountLoginChallenges
-delete from "login_challenges" where "account_id" = ?;
+select count(*) as "n" from "recovery_codes" where "person_id" = ? and "used_at" is null;
 
 -- deleteExpiredLoginChallenges
 delete from "login_challenges" where "expires_at" <= ?;
@@ -19,23 +16,26 @@ delete from "login_challenges" where "expires_at" <= ?;
 -- deleteLoginChallenge
 delete from "login_challenges" where "id_hash" = ?;
 
+-- deletePersonLoginChallenges
+delete from "login_challenges" where "person_id" = ?;
+
 -- disableTotp
-update "accounts" set "totp_secret_enc" = ?, "totp_pending_enc" = ?, "totp_enabled_at" = ?, "totp_last_step" = ? where "id" = ?;
-delete from "recovery_codes" where "account_id" = ?;
+update "people" set "totp_secret_enc" = ?, "totp_pending_enc" = ?, "totp_enabled_at" = ?, "totp_last_step" = ? where "id" = ?;
+delete from "recovery_codes" where "person_id" = ?;
 
 -- enableTotp
-update "accounts" set "totp_secret_enc" = ?, "totp_pending_enc" = ?, "totp_enabled_at" = ?, "totp_last_step" = ? where "id" = ?;
-delete from "recovery_codes" where "account_id" = ?;
-insert into "recovery_codes" ("account_id", "code_hash", "used_at", "created_at") values (?, ?, ?, ?);
+update "people" set "totp_secret_enc" = ?, "totp_pending_enc" = ?, "totp_enabled_at" = ?, "totp_last_step" = ? where "id" = ?;
+delete from "recovery_codes" where "person_id" = ?;
+insert into "recovery_codes" ("person_id", "code_hash", "used_at", "created_at") values (?, ?, ?, ?);
 
 -- findLoginChallenge
 select * from "login_challenges" where "id_hash" = ? and "expires_at" > ?;
 
 -- insertLoginChallenge
-insert into "login_challenges" ("id_hash", "account_id", "created_at", "expires_at") values (?, ?, ?, ?);
+insert into "login_challenges" ("id_hash", "person_id", "created_at", "expires_at") values (?, ?, ?, ?);
 
 -- setPendingTotp
-update "accounts" set "totp_pending_enc" = ? where "id" = ?;
+update "people" set "totp_pending_enc" = ? where "id" = ?;
 
 -- useRecoveryCode
-update "recovery_codes" set "used_at" = ? where "account_id" = ? and "code_hash" = ? and "used_at" is null;
+update "recovery_codes" set "used_at" = ? where "person_id" = ? and "code_hash" = ? and "used_at" is null;

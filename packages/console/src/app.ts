@@ -12,12 +12,15 @@ import { type ConsoleConfig, proxyTrust } from './config.js';
 import type { Database } from './db/schema.js';
 import { AppError } from './errors.js';
 import { createGuardedClient } from './outbound/guarded-client.js';
+import { registerCompression } from './plugins/compression.js';
 import { lazyChildLogger } from './plugins/logging.js';
 import { registerRequestMetrics } from './plugins/metrics.js';
+import { registerPermissions } from './plugins/permissions.js';
 import { createRateLimits, type RateLimits } from './plugins/rate-limits.js';
 import { API_HEADERS, matchedPath, registerRequestGuards } from './plugins/request-guards.js';
 import accountRoutes from './routes/account/index.js';
 import agentRoutes from './routes/agent/index.js';
+import agentUpdateRoutes from './routes/agent-updates/index.js';
 import alertRoutes from './routes/alerts/index.js';
 import authRoutes from './routes/auth/index.js';
 import benchmarkRoutes from './routes/benchmarks/index.js';
@@ -28,6 +31,7 @@ import healthRoutes, { PROBE_PATHS } from './routes/health/index.js';
 import installRoutes from './routes/install/index.js';
 import keyRoutes from './routes/keys/index.js';
 import serverRoutes from './routes/servers/index.js';
+import teamRoutes, { invitationRoutes } from './routes/teams/index.js';
 import ticketRoutes from './routes/tickets/index.js';
 import tokenRoutes from './routes/tokens/index.js';
 import v1Routes from './routes/v1/index.js';
@@ -136,10 +140,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       : null;
   if (relayBus) app.addHook('onClose', app.services.agents.links.relayThrough(relayBus, relayLog));
   app.decorateRequest('account', null);
+  app.decorateRequest('person', null);
   app.decorateRequest('sessionId', null);
 
   registerRequestMetrics(app);
   registerRequestGuards(app, config, PROBE_PATHS);
+  registerCompression(app);
 
   app.setErrorHandler((err, request, reply) => {
     if (err instanceof AppError) {
@@ -159,6 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.status(500).send(failure(request, 500, 'internal error; the console log has the details'));
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send(failure(request, 404, 'not found')));
+  // What each route needs of its actor, checked on the route the router matched (docs/teams.md).
+  registerPermissions(app);
 
   await app.register(healthRoutes, { redis });
   await app.register(authRoutes);
@@ -166,12 +174,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(tokenRoutes);
   await app.register(enrolmentRoutes);
   await app.register(keyRoutes);
+  await app.register(teamRoutes);
+  await app.register(invitationRoutes);
   await app.register(ticketRoutes);
   await app.register(alertRoutes);
   await app.register(catalogRoutes);
   await app.register(serverRoutes);
   await app.register(fleetRoutes);
   await app.register(agentRoutes);
+  await app.register(agentUpdateRoutes);
   await app.register(benchmarkRoutes);
   await app.register(installRoutes);
   await app.register(webRoutes);

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proxyAddr from '@fastify/proxy-addr';
 import { LINK_HEARTBEAT_MIN_MS, LINK_HEARTBEAT_MS } from '@palisade/protocol/link';
 import { z } from 'zod';
+import { executableAsset, IN_EXECUTABLE } from './packaged.js';
 
 /**
  * scrypt's cost for password hashes as log2 N (`PALISADE_PASSWORD_COST`, docs/console.md): 2^17 with
@@ -42,6 +43,8 @@ export interface ConsoleConfig {
   readonly logLevel: string;
   /** One info line per request (docs/deploy.md, "Logging"); off by default. */
   readonly accessLog: boolean;
+  /** Serve the dashboard's source maps (`/assets/*.map`): off, so the bundle's sources are not public. */
+  readonly webSourceMaps: boolean;
   /** Where Prometheus scrapes `/metrics` (docs/deploy.md, "Metrics"); null: no metrics listener. */
   readonly metricsAddr: { readonly host: string; readonly port: number } | null;
   /** Worker processes sharing the port (docs/deploy.md, "Workers"); more than 1 needs PostgreSQL. */
@@ -60,9 +63,33 @@ export interface ConsoleConfig {
   readonly auditRetentionDays: number;
   /** scrypt's cost for new password hashes, as log2 N (services/passwords.ts). */
   readonly passwordCost: number;
+  /** Single sign-on with OpenID Connect (docs/teams.md, "Single sign-on"); null: off. */
+  readonly oidc: OidcConfig | null;
 }
 
-import { PERMISSIONS, type Permission } from '@palisade/protocol';
+/** One line of `PALISADE_OIDC_TEAM_MAP`: members of `group` get `role` in team `teamId`. */
+export interface OidcTeamMapping {
+  readonly group: string;
+  readonly teamId: number;
+  readonly role: TeamRole;
+}
+
+/** The console-wide OpenID provider (`PALISADE_OIDC_*`). The client secret is never logged. */
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The sign-in button says "Sign in with <name>". */
+  readonly name: string;
+  /** E-mail domains allowed to sign in, lower case; empty: any verified address. */
+  readonly allowedDomains: readonly string[];
+  readonly groupsClaim: string;
+  readonly teamMap: readonly OidcTeamMapping[];
+  /** `PALISADE_PUBLIC_URL` + `/api/auth/oidc/callback`, as registered at the provider. */
+  readonly redirectUri: string;
+}
+
+import { PERMISSIONS, type Permission, TEAM_ROLES, type TeamRole } from '@palisade/protocol';
 
 export { PERMISSIONS, type Permission };
 
@@ -173,6 +200,7 @@ const fields = {
   PALISADE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PALISADE_BOOTSTRAP_ADMIN: flag.default(true),
   PALISADE_ACCESS_LOG: flag.default(false),
+  PALISADE_WEB_SOURCE_MAPS: flag.default(false),
   PALISADE_METRICS_ADDR: z
     .string()
     .trim()
@@ -199,6 +227,50 @@ const fields = {
   PALISADE_SAMPLES_5M_DAYS: z.coerce.number().int().min(1).max(365).default(7),
   PALISADE_SAMPLES_1H_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   PALISADE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  // http:// only on this machine (a provider for tests or development); anywhere else https://.
+  PALISADE_OIDC_ISSUER: z
+    .string()
+    .trim()
+    .refine(
+      (v) =>
+        /^https:\/\/[^/\s]+(\/\S*)?$/.test(v) || /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(\/\S*)?$/.test(v),
+      "expected the provider's issuer URL, such as https://auth.example.com/realms/ops (http:// only for localhost)",
+    )
+    .optional(),
+  PALISADE_OIDC_CLIENT_ID: z.string().trim().min(1).max(500).optional(),
+  PALISADE_OIDC_CLIENT_SECRET: z.string().trim().min(1).max(2000).optional(),
+  PALISADE_OIDC_NAME: z.string().trim().min(1).max(60, 'at most 60 characters').default('single sign-on'),
+  PALISADE_OIDC_ALLOWED_DOMAINS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine(
+      (v) =>
+        v === '' ||
+        v
+          .split(',')
+          .every((d) =>
+            /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(d.trim()),
+          ),
+      'expected a comma-separated list of e-mail domains such as example.com,example.org (or empty for any)',
+    )
+    .optional(),
+  PALISADE_OIDC_GROUPS_CLAIM: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_:./-]{1,100}$/, 'expected a claim name such as groups')
+    .default('groups'),
+  PALISADE_OIDC_TEAM_MAP: z
+    .string()
+    .transform((v, ctx) => {
+      const parsed = oidcTeamMap(v);
+      if (typeof parsed === 'string') {
+        ctx.addIssue({ code: 'custom', message: parsed });
+        return z.NEVER;
+      }
+      return parsed;
+    })
+    .optional(),
   PALISADE_PASSWORD_COST: z.coerce
     .number()
     .int()
@@ -206,6 +278,73 @@ const fields = {
     .max(PASSWORD_COST_MAX)
     .default(PASSWORD_COST_DEFAULT),
 };
+
+/**
+ * `PALISADE_OIDC_TEAM_MAP`: `group=team id:role` entries separated by commas, such as
+ * `ops-admins=7:admin,ops=7:operator`; a refusal names the entry and what was expected.
+ */
+export function oidcTeamMap(value: string): OidcTeamMapping[] | string {
+  const expected = `expected group=team id:role entries separated by commas, such as ops-admins=7:admin,ops=7:operator (roles: ${TEAM_ROLES.join(', ')})`;
+  const mappings: OidcTeamMapping[] = [];
+  for (const raw of value.split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const m = /^(.+)=(\d{1,15}):([a-z]+)$/.exec(entry);
+    const group = m?.[1]?.trim();
+    const teamId = Number(m?.[2]);
+    const role = m?.[3] as TeamRole;
+    if (!m || !group || !Number.isSafeInteger(teamId) || teamId < 1) return `${JSON.stringify(entry)}: ${expected}`;
+    if (!(TEAM_ROLES as readonly string[]).includes(role))
+      return `${JSON.stringify(entry)}: ${JSON.stringify(role)} is not a role; ${expected}`;
+    mappings.push({ group, teamId, role });
+  }
+  return mappings;
+}
+
+/** The OpenID provider's settings: all three of issuer, client id and secret, or none; PALISADE_PUBLIC_URL with them. */
+function oidcSettings(
+  read: <K extends keyof typeof fields>(name: K) => z.output<(typeof fields)[K]>,
+  publicUrl: string | null,
+): OidcConfig | null {
+  const issuer = read('PALISADE_OIDC_ISSUER');
+  const clientId = read('PALISADE_OIDC_CLIENT_ID');
+  const clientSecret = read('PALISADE_OIDC_CLIENT_SECRET');
+  const given = {
+    PALISADE_OIDC_ISSUER: issuer,
+    PALISADE_OIDC_CLIENT_ID: clientId,
+    PALISADE_OIDC_CLIENT_SECRET: clientSecret,
+  };
+  const missing = Object.entries(given).find(([, v]) => v === undefined);
+  if (!missing) {
+    if (publicUrl === null)
+      throw new ConfigError(
+        'PALISADE_PUBLIC_URL',
+        'single sign-on (PALISADE_OIDC_ISSUER) needs the address people reach the console at, such as https://console.example.com: the provider sends them back to it',
+      );
+  } else {
+    const set = Object.entries(given).find(([, v]) => v !== undefined);
+    if (!set) return null;
+    throw new ConfigError(
+      missing[0],
+      `needed with ${set[0]}: single sign-on takes the issuer, the client id and the client secret`,
+    );
+  }
+  return Object.freeze({
+    issuer: issuer!.replace(/\/$/, ''),
+    clientId: clientId!,
+    clientSecret: clientSecret!,
+    name: read('PALISADE_OIDC_NAME'),
+    allowedDomains: Object.freeze(
+      (read('PALISADE_OIDC_ALLOWED_DOMAINS') ?? '')
+        .split(',')
+        .map((d) => d.trim())
+        .filter(Boolean),
+    ),
+    groupsClaim: read('PALISADE_OIDC_GROUPS_CLAIM'),
+    teamMap: Object.freeze(read('PALISADE_OIDC_TEAM_MAP') ?? []),
+    redirectUri: `${publicUrl}/api/auth/oidc/callback`,
+  });
+}
 
 /** What PALISADE_TRUST_PROXY may hold, said in every refusal. */
 const TRUST_PROXY_EXPECTED =
@@ -259,7 +398,9 @@ export function proxyTrust(trust: ConsoleConfig['trustProxy']): ((address: strin
 
 /** This console's version (its package.json), which is also the agent version it installs. */
 export const CONSOLE_VERSION: string = JSON.parse(
-  readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+  IN_EXECUTABLE
+    ? String(executableAsset('package.json'))
+    : readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
 ).version;
 
 /** Whether an agent's reported version is older than this console's (numeric x.y.z; anything else is not). */
@@ -272,8 +413,13 @@ export function isOlderAgent(agentVersion: string | null, consoleVersion = CONSO
   return false;
 }
 
-/** `dist/packages/` of the checkout this console runs from (packages/console/dist/src/config.js). */
-const DEFAULT_ARTIFACTS_DIR = fileURLToPath(new URL('../../../../dist/packages', import.meta.url));
+/**
+ * `dist/packages/` of the checkout this console runs from (packages/console/dist/src/config.js); for
+ * the single executable, which has no checkout, `artifacts/` in the data directory (docs/deploy.md).
+ */
+const DEFAULT_ARTIFACTS_DIR = IN_EXECUTABLE
+  ? null
+  : fileURLToPath(new URL('../../../../dist/packages', import.meta.url));
 
 /** Parses the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): ConsoleConfig {
@@ -286,6 +432,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     return result.data as z.output<(typeof fields)[K]>;
   };
   const dataDir = read('PALISADE_DATA_DIR');
+  const dataPath = isAbsolute(dataDir) ? dataDir : resolve(cwd, dataDir);
   const permissions = read('PALISADE_DEFAULT_PERMISSIONS');
   const secret = read('PALISADE_SECRET_KEY');
   const trust = read('PALISADE_TRUST_PROXY');
@@ -298,10 +445,12 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       'several workers need PostgreSQL (set PALISADE_DATABASE_URL); on SQLite run one worker (docs/deploy.md, "Workers")',
     );
   }
+  const publicUrl = read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null;
+  const oidc = oidcSettings(read, publicUrl);
   return Object.freeze({
     port: read('PALISADE_PORT'),
     host: read('PALISADE_HOST'),
-    dataDir: isAbsolute(dataDir) ? dataDir : resolve(cwd, dataDir),
+    dataDir: dataPath,
     databaseUrl: read('PALISADE_DATABASE_URL') ?? null,
     databaseSchema: read('PALISADE_DATABASE_SCHEMA') ?? null,
     redisUrl: read('PALISADE_REDIS_URL') ?? null,
@@ -311,7 +460,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
       const from = read('PALISADE_SMTP_FROM');
       return from === undefined ? null : smtpFrom(from);
     })(),
-    publicUrl: read('PALISADE_PUBLIC_URL')?.replace(/\/$/, '') ?? null,
+    publicUrl,
     secretKey: secret ? Buffer.from(secret, 'hex') : null,
     trustProxy: trust === true ? true : Object.freeze(trust ?? []),
     allowPrivateTargets: read('PALISADE_ALLOW_PRIVATE_TARGETS'),
@@ -325,6 +474,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     ),
     logLevel: read('PALISADE_LOG_LEVEL'),
     accessLog: read('PALISADE_ACCESS_LOG'),
+    webSourceMaps: read('PALISADE_WEB_SOURCE_MAPS'),
     metricsAddr:
       metrics === undefined
         ? null
@@ -337,7 +487,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     linkHeartbeatMs: read('PALISADE_LINK_HEARTBEAT_MS'),
     artifactsDir: (() => {
       const dir = read('PALISADE_ARTIFACTS_DIR');
-      if (dir === undefined) return DEFAULT_ARTIFACTS_DIR;
+      if (dir === undefined) return DEFAULT_ARTIFACTS_DIR ?? join(dataPath, 'artifacts');
       return isAbsolute(dir) ? dir : resolve(cwd, dir);
     })(),
     retention: Object.freeze({
@@ -347,5 +497,6 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     }),
     auditRetentionDays: read('PALISADE_AUDIT_RETENTION_DAYS'),
     passwordCost: read('PALISADE_PASSWORD_COST'),
+    oidc,
   });
 }

@@ -15,8 +15,9 @@ export const notFound = (what: string) => new AppError(404, `${what} not found`)
 export const unauthorized = (message = 'authentication required') => new AppError(401, message);
 export const forbidden = (message: string) => new AppError(403, message);
 /** 403 for an account that lacks a permission; `code` lets the dashboard tell it from other refusals. */
-export const permissionRequired = (permission: string) =>
-  new AppError(403, `this needs the ${permission} permission`, { code: 'permission_required' });
+/** Every refusal for want of a permission: 403, code `permission_required`, naming it (docs/teams.md). */
+export const permissionRequired = (permission: string, message = `this needs the ${permission} permission`) =>
+  new AppError(403, message, { code: 'permission_required', permission });
 export const conflict = (message: string) => new AppError(409, message);
 
 /** Whether a database error is a unique-index violation, in either dialect. */

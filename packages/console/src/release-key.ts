@@ -59,3 +59,37 @@ export function newReleaseKey(out: string): string {
   }
   return releaseKeyText(createPublicKey(privateKey));
 }
+
+/** An agent version as a release names it: 0.2.0 or 0.2.0-rc.1 (scripts/package.mjs checks the same form). */
+export const AGENT_VERSION_PATTERN = /^\d{1,6}\.\d{1,6}\.\d{1,6}(-[0-9A-Za-z.]{1,32})?$/;
+
+/** The most of SHA256SUMS read for its version (a release lists a handful of files). */
+const SUMS_MAX_BYTES = 64 * 1024;
+
+/**
+ * The agent version of the release in `dir` (docs/decisions.md, "The served agent version"): the
+ * `<v>` of the `palisade-agent-<v>-linux-x64` line in SHA256SUMS (or, in a release built without the
+ * executable, of `palisade-agent-<v>.mjs`), checked against AGENT_VERSION_PATTERN; `fallback` (the
+ * console's own version) when there is no SHA256SUMS or no such line, so the install routes say
+ * what is missing as before.
+ */
+export function servedAgentVersion(dir: string, fallback: string): { version: string; listed: boolean } {
+  const sums = join(dir, 'SHA256SUMS');
+  let text: string;
+  try {
+    text = readFileSync(sums, 'utf8');
+  } catch {
+    return { version: fallback, listed: false };
+  }
+  const lines = text.slice(0, SUMS_MAX_BYTES).split('\n');
+  for (const pattern of [
+    /^[0-9a-f]{64} {2}palisade-agent-(\S+)-linux-x64$/,
+    /^[0-9a-f]{64} {2}palisade-agent-(\S+)\.mjs$/,
+  ]) {
+    for (const line of lines) {
+      const m = pattern.exec(line.trimEnd());
+      if (m && AGENT_VERSION_PATTERN.test(m[1]!)) return { version: m[1]!, listed: true };
+    }
+  }
+  return { version: fallback, listed: false };
+}

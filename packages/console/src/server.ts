@@ -72,6 +72,8 @@ export function startHousekeeping(app: FastifyInstance) {
     every(10 * 60_000, 'rate-limit-cleanup', () => app.services.housekeeping.expireRateLimitWindows()),
     every(60 * 60_000, 'audit-retention', () => app.services.audit.expire(app.config.auditRetentionDays)),
     every(60 * 60_000, 'notification-reconcile', () => app.services.notifications.reconcile()),
+    // Agent updates move on at check-ins; this catches the timeouts (docs/fleet.md, "Agent updates").
+    every(30_000, 'agent-update-advance', () => app.services.agentUpdates.advance()),
   ];
   timers.push(startAlertRounds(app, holder, alertRounds, track, () => stopping));
   // The notification outbox is claimed row by row, so every process works it at the same time: each

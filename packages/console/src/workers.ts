@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { ConsoleConfig } from './config.js';
+import { IN_EXECUTABLE } from './packaged.js';
 import { type Family, mergeWorkerSnapshots } from './plugins/metrics.js';
 import { printNotices, type RunningConsole, seedDatabase, startMetricsListener, withDatabase } from './server.js';
 
@@ -41,6 +42,10 @@ export async function runPrimary(config: ConsoleConfig, print: (line: string) =>
   let failedStarts = 0;
   const listening = new Set<number>();
   let announced = false;
+  // cluster starts each worker as `<execPath> <argv[1]> <argv[2…]>`. The single executable
+  // (src/packaged.ts) has argv[1] = its own path and puts it there again in the worker, which then
+  // sees its path as a command: there the worker's first argument is this process's first own one.
+  if (IN_EXECUTABLE) cluster.setupPrimary({ exec: process.argv[2] ?? 'serve', args: process.argv.slice(3) });
   const fork = () => cluster.fork({ PALISADE_BOOTSTRAP_ADMIN: '0' });
 
   cluster.on('listening', (worker, address) => {

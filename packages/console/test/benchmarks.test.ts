@@ -257,6 +257,21 @@ for (const dialect of dialects()) {
         Math.round(((row.score_cpu! * 35 + row.score_disk! * 25 + row.score_stability! * 20) / 80) * 10) / 10;
       assert.equal(row.score_total, expected);
       assert.match(row.log, /network not measured: console unreachable/);
+      // Its check did not run: not a pass, not a failure, and said so.
+      const network = JSON.parse(row.checks).find((c: { name: string }) => c.name === 'network figures plausible');
+      assert.deepEqual(network, {
+        name: 'network figures plausible',
+        ok: true,
+        skipped: true,
+        detail: 'not checked: network not measured',
+      });
+      assert.ok(
+        JSON.parse(row.checks)
+          .filter((c: { name: string }) => c.name !== 'network figures plausible')
+          .every((c: { skipped?: boolean }) => c.skipped === undefined),
+      );
+      const memory = JSON.parse(row.checks).find((c: { name: string }) => c.name === 'memory matches');
+      assert.match(memory.detail, /^reported \d+ MiB, check-ins say \d+ MiB$/);
     });
 
     test('a failure report ends the run failed, and failed runs are not listed by v1', async () => {

@@ -21,10 +21,14 @@ function handTransport() {
   const hand = {
     counter: 0,
     counterReads: 0,
+    /** What this process sent, in order. */
+    sent: [] as string[],
     /** A read out until `answerReads()`; null when reads answer at once. */
     held: null as Array<() => void> | null,
     transport: {
-      async send() {},
+      async send(text: string) {
+        hand.sent.push(text);
+      },
       readCounter(): Promise<number> {
         hand.counterReads += 1;
         const value = hand.counter;
@@ -38,10 +42,10 @@ function handTransport() {
       },
       async close() {},
     } satisfies Transport,
-    /** Another process published a change to `account` (null: every account); not yet delivered here. */
-    published(account: number | null) {
+    /** Another process published a change to `account` (null: every account; `d`: those changed as data only); not yet delivered here. */
+    published(account: number | number[] | null, d?: number | number[]) {
       hand.counter += 1;
-      return `${hand.counter} ${JSON.stringify({ a: account, p: 'elsewhere' })}`;
+      return `${hand.counter} ${JSON.stringify({ a: account, ...(d === undefined ? {} : { d }), p: 'elsewhere' })}`;
     },
     deliver(message: string) {
       subscriber!.receive(message);
@@ -130,6 +134,54 @@ describe('coherence: memory is used only when no change can be missing', () => {
     assert.equal(db.reads, 3, 'read once more, then from memory again');
   });
 
+  test("a data change (a check-in) keeps the account's token lookups; an access change, or a message without `d`, drops them", async () => {
+    const { hand, coherence } = await handCoherence();
+    const heard: Array<[number | null, string]> = [];
+    coherence.onChange((account, kind) => heard.push([account, kind]));
+    const cache = createTokenCache(coherence);
+    const db = tokenRows();
+    await cache.read('h', db.lookup, counted);
+
+    // In this process: a check-in's change, then another process's, each data only.
+    await coherence.changed(7, 'data');
+    hand.deliver(hand.published(7, 7));
+    hand.deliver(hand.published([8, 7], [7, 8]));
+    await cache.read('h', db.lookup, counted);
+    assert.equal(db.reads, 1, 'data changes leave the lookup in memory');
+
+    hand.deliver(hand.published([8, 7], [8])); // account 7's credentials changed, 8's data
+    await cache.read('h', db.lookup, counted);
+    assert.equal(db.reads, 2, 'an access change drops it');
+    hand.deliver(hand.published(7)); // as an older console sends it: no `d`
+    await cache.read('h', db.lookup, counted);
+    assert.equal(db.reads, 3, 'a message without `d` is an access change');
+    assert.deepEqual(heard, [
+      [7, 'data'],
+      [7, 'data'],
+      [8, 'data'],
+      [7, 'data'],
+      [8, 'data'],
+      [7, 'access'],
+      [7, 'access'],
+    ]);
+  });
+
+  test('what a process sends says which accounts changed as data only; access wins over data for one account', async () => {
+    const { hand, coherence } = await handCoherence();
+    await coherence.changed(7, 'data');
+    await Promise.all([coherence.changed(7, 'data'), coherence.changed(8, 'data'), coherence.changed(7)]);
+    await coherence.changed(9);
+    const messages = hand.sent.map((text) => {
+      const { a, d } = JSON.parse(text) as { a: unknown; d?: unknown };
+      return { a, d };
+    });
+    assert.deepEqual(messages, [
+      { a: 7, d: 7 },
+      { a: [7, 8], d: 8 },
+      { a: 9, d: undefined },
+    ]);
+  });
+
   test('counter reads are shared by the calls made together, never by a read already out', async () => {
     const { hand, coherence } = await handCoherence();
     hand.counterReads = 0;
@@ -174,7 +226,7 @@ for (const dialect of dialects()) {
           assert.ok(reader.services.tokens.stats().hits > 0, 'the lookup was kept');
 
           // A writer changes the account row and tells the coherence module.
-          await writer.db.updateTable('accounts').set({ name: 'Renamed' }).where('id', '=', user.id).execute();
+          await writer.db.updateTable('people').set({ name: 'Renamed' }).where('id', '=', user.id).execute();
           await writer.services.coherence.changed(user.id);
           assert.equal((await me(reader, token)).json().data.name, 'Renamed');
 

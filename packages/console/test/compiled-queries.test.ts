@@ -61,6 +61,35 @@ for (const dialect of dialects()) {
       assert.equal(res.statusCode, 404, 'the stranger cannot read the owner’s server');
     });
 
+    test('in a transaction a compiled statement is part of it, and one outside waits for its end', async () => {
+      // On SQLite a compiled statement in a transaction runs straight on the connection
+      // (runInSqliteTransaction, db/database.ts); one outside must still wait for the transaction.
+      const rename = (db: Database, name: string) =>
+        runCompiled(
+          db,
+          'test:rename',
+          (d, p) => d.updateTable('servers').set({ name: p.name }).where('id', '=', p.id),
+          { name, id: owner.id },
+        );
+      const nameNow = async (db: Database) => (await findServer(db, owner.id, owner.id))?.name;
+      const before = await nameNow(t.db);
+      let outside: Promise<unknown> | undefined;
+      await assert.rejects(
+        t.db.transaction().execute(async (trx) => {
+          await rename(trx, 'inside');
+          assert.equal(await nameNow(trx), 'inside', 'the transaction reads its own write');
+          outside = rename(t.db, 'outside'); // not awaited here: it waits for the transaction
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      await outside;
+      // Run inside the transaction, the outside rename would have been rolled back with it.
+      assert.equal(await nameNow(t.db), 'outside');
+      await t.db.transaction().execute((trx) => rename(trx, before!));
+      assert.equal(await nameNow(t.db), before, 'a committed compiled statement stays');
+    });
+
     test('a name used twice, a name missing from the query or a constant left in it fails when compiled', async () => {
       const cases: [string, Promise<unknown>, RegExp][] = [
         [

@@ -134,3 +134,52 @@ test('PALISADE_TRUST_PROXY takes what Fastify takes: true, false, IPs, CIDRs and
   assert.ok(all !== false);
   assert.equal(all('203.0.113.9', 3), true, 'true: every peer is a proxy');
 });
+
+test('single sign-on takes the issuer, client id and secret together, with PALISADE_PUBLIC_URL', () => {
+  const sso = {
+    PALISADE_PUBLIC_URL: 'https://console.example.com/',
+    PALISADE_OIDC_ISSUER: 'https://auth.example.com/realms/ops',
+    PALISADE_OIDC_CLIENT_ID: 'palisade',
+    PALISADE_OIDC_CLIENT_SECRET: 'the secret',
+  };
+  assert.equal(loadConfig({}).oidc, null);
+  const config = loadConfig({
+    ...sso,
+    PALISADE_OIDC_ALLOWED_DOMAINS: 'Example.com, example.org',
+    PALISADE_OIDC_TEAM_MAP: 'ops-admins=7:admin, ops=7:operator,auditors=12:viewer',
+  });
+  assert.deepEqual(config.oidc, {
+    issuer: 'https://auth.example.com/realms/ops',
+    clientId: 'palisade',
+    clientSecret: 'the secret',
+    name: 'single sign-on',
+    allowedDomains: ['example.com', 'example.org'],
+    groupsClaim: 'groups',
+    teamMap: [
+      { group: 'ops-admins', teamId: 7, role: 'admin' },
+      { group: 'ops', teamId: 7, role: 'operator' },
+      { group: 'auditors', teamId: 12, role: 'viewer' },
+    ],
+    redirectUri: 'https://console.example.com/api/auth/oidc/callback',
+  });
+  const refusals: [Record<string, string>, string, RegExp][] = [
+    [{ ...sso, PALISADE_OIDC_CLIENT_SECRET: '' }, 'PALISADE_OIDC_CLIENT_SECRET', /needed with PALISADE_OIDC_ISSUER/],
+    [{ PALISADE_OIDC_CLIENT_ID: 'palisade' }, 'PALISADE_OIDC_ISSUER', /needed with PALISADE_OIDC_CLIENT_ID/],
+    [{ ...sso, PALISADE_PUBLIC_URL: '' }, 'PALISADE_PUBLIC_URL', /single sign-on/],
+    [
+      { ...sso, PALISADE_OIDC_ISSUER: 'http://auth.example.com' },
+      'PALISADE_OIDC_ISSUER',
+      /http:\/\/ only for localhost/,
+    ],
+    [{ ...sso, PALISADE_OIDC_TEAM_MAP: 'ops=7:root' }, 'PALISADE_OIDC_TEAM_MAP', /"ops=7:root": "root" is not a role/],
+    [{ ...sso, PALISADE_OIDC_TEAM_MAP: 'ops=seven:admin' }, 'PALISADE_OIDC_TEAM_MAP', /expected group=team id:role/],
+    [{ ...sso, PALISADE_OIDC_ALLOWED_DOMAINS: 'example.com,@bad' }, 'PALISADE_OIDC_ALLOWED_DOMAINS', /e-mail domains/],
+  ];
+  for (const [env, name, message] of refusals) {
+    assert.throws(
+      () => loadConfig(env),
+      (err: unknown) => err instanceof ConfigError && err.variable === name && message.test(err.message),
+      name,
+    );
+  }
+});

@@ -32,6 +32,9 @@ const NOT_DOCUMENTED: Record<string, string> = {
   // The recipient's confirmation of an e-mail alert channel: an HTML page and its form (docs/alerts.md).
   'GET /alerts/confirm': 'e-mail channel confirmation page (HTML)',
   'POST /alerts/confirm': 'e-mail channel confirmation form (HTML)',
+  // Single sign-on's browser redirects (docs/teams.md, "Single sign-on"): 302 to the provider and back.
+  'GET /api/auth/oidc/start': 'redirect to the OpenID provider',
+  'GET /api/auth/oidc/callback': 'redirect back from the OpenID provider, then to the dashboard',
   // Load-balancer probes, outside /api (docs/deploy.md, "Health and readiness").
   'GET /healthz': 'liveness probe',
   'GET /readyz': 'readiness probe',

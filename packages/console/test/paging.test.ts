@@ -19,7 +19,7 @@ for (const dialect of dialects()) {
       await t.app.services.catalog.seed();
       user = await registerUser(t.app);
       admin = await registerUser(t.app);
-      await t.db.updateTable('accounts').set({ role: 'admin' }).where('id', '=', admin.id).execute();
+      await t.db.updateTable('people').set({ role: 'admin' }).where('id', '=', admin.id).execute();
       productId = (await post(user, '/api/products', { catalog_id: 2 })).json().data.product.id;
     });
     after(() => t.close());

@@ -6,10 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { generateToken, hashToken } from '@palisade/protocol';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
+import { preferredEncoding } from '../src/plugins/compression.js';
 import { LIMITS } from '../src/plugins/rate-limits.js';
 import { runConsoleCli, startConsoleProcess } from './console-process.js';
 import { processEnv } from './observability-support.js';
@@ -205,7 +207,7 @@ for (const dialect of dialects()) {
         assert.deepEqual(me.data.permissions, ['control.read']);
         assert.equal((await runConsoleCli(env, ['admin', 'grant', 'ops@example.com', 'control.edit'])).code, 0);
         const again = await answer(await fetch(`${running.url}/api/account/me`, { headers: { cookie } }));
-        assert.deepEqual(again.data.permissions, ['control.edit', 'control.read']);
+        assert.deepEqual([...again.data.permissions].sort(), ['control.edit', 'control.read']);
 
         assert.equal((await runConsoleCli(env, ['admin', 'disable', 'ops@example.com'])).code, 0);
         assert.equal(
@@ -307,6 +309,90 @@ describe('the dashboard', () => {
     } finally {
       await running.kill();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A raw GET (no client decoding): status, headers and the bytes as sent. */
+function rawGet(url: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      })
+      .on('error', reject);
+  });
+}
+
+describe('compression', () => {
+  test('Accept-Encoding: brotli first, then gzip; q=0 refuses one; * takes any', () => {
+    assert.equal(preferredEncoding(undefined), null);
+    assert.equal(preferredEncoding('gzip, deflate, br'), 'br');
+    assert.equal(preferredEncoding('gzip'), 'gzip');
+    assert.equal(preferredEncoding('br;q=0, gzip;q=0.5'), 'gzip');
+    assert.equal(preferredEncoding('identity'), null);
+    assert.equal(preferredEncoding('*'), 'br');
+    assert.equal(preferredEncoding('*;q=0, gzip'), 'gzip');
+    assert.equal(preferredEncoding('BR'), 'br');
+  });
+
+  test('the bundle goes out precompressed, a large JSON answer compressed, small ones and the source map not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'palisade-web-'));
+    const running = await startConsoleProcess({ PALISADE_DATA_DIR: dir });
+    try {
+      const html = (await rawGet(`${running.url}/dashboard`)).body.toString();
+      const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+      const plain = await rawGet(`${running.url}${asset}`);
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.headers.vary, 'accept-encoding');
+      const br = await rawGet(`${running.url}${asset}`, { 'accept-encoding': 'gzip, deflate, br' });
+      assert.equal(br.headers['content-encoding'], 'br');
+      assert.ok(brotliDecompressSync(br.body).equals(plain.body), 'brotli of the very bundle');
+      const gz = await rawGet(`${running.url}${asset}`, { 'accept-encoding': 'gzip' });
+      assert.equal(gz.headers['content-encoding'], 'gzip');
+      assert.ok(gunzipSync(gz.body).equals(plain.body));
+      console.log(
+        `dashboard bundle: ${plain.body.length} B plain, ${gz.body.length} B gzip, ${br.body.length} B brotli`,
+      );
+      // The precompressed files are not addresses of their own, and the source map is private.
+      assert.equal((await rawGet(`${running.url}${asset}.br`)).status, 404);
+      assert.equal((await rawGet(`${running.url}${asset}.map`)).status, 404);
+      assert.doesNotMatch(plain.body.toString(), /sourceMappingURL/);
+
+      // JSON: the OpenAPI document is large, /healthz small.
+      const doc = await rawGet(`${running.url}/api/v1/openapi.json`, { 'accept-encoding': 'br' });
+      assert.equal(doc.status, 200);
+      assert.equal(doc.headers['content-encoding'], 'br');
+      const parsed = JSON.parse(brotliDecompressSync(doc.body).toString());
+      assert.equal(typeof parsed.openapi, 'string');
+      const gzDoc = await rawGet(`${running.url}/api/v1/openapi.json`, { 'accept-encoding': 'gzip' });
+      assert.equal(gzDoc.headers['content-encoding'], 'gzip');
+      assert.deepEqual(JSON.parse(gunzipSync(gzDoc.body).toString()), parsed);
+      const plainDoc = await rawGet(`${running.url}/api/v1/openapi.json`);
+      assert.equal(plainDoc.headers['content-encoding'], undefined);
+      assert.deepEqual(JSON.parse(plainDoc.body.toString()), parsed);
+      const small = await rawGet(`${running.url}/healthz`, { 'accept-encoding': 'br' });
+      assert.equal(small.headers['content-encoding'], undefined, 'under 1 KB: sent as it is');
+    } finally {
+      await running.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Configured, the source map is served.
+    const mapsDir = mkdtempSync(join(tmpdir(), 'palisade-web-'));
+    const withMaps = await startConsoleProcess({ PALISADE_DATA_DIR: mapsDir, PALISADE_WEB_SOURCE_MAPS: '1' });
+    try {
+      const html = (await rawGet(`${withMaps.url}/dashboard`)).body.toString();
+      const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+      const map = await rawGet(`${withMaps.url}${asset}.map`);
+      assert.equal(map.status, 200);
+      assert.equal(JSON.parse(map.body.toString()).version, 3);
+    } finally {
+      await withMaps.kill();
+      rmSync(mapsDir, { recursive: true, force: true });
     }
   });
 });

@@ -55,11 +55,16 @@ describe('shared rate limits counted in batches', { skip: !pgUrl }, () => {
         for (const v of verdicts) {
           assert.equal(v.limit, 120);
           assert.ok(v.resetS >= 1 && v.resetS <= 60, `reset in ${v.resetS} s`);
+          // Counted in the database, the statement also read the shared change counter (for the
+          // token cache's coherence check, services/coherence/token-cache.ts).
           assert.deepEqual(
             Object.keys(v).sort(),
-            ['allowed', 'limit', 'remaining', 'resetS'],
-            'the count and nothing else',
+            store === 'database'
+              ? ['allowed', 'change', 'limit', 'remaining', 'resetS']
+              : ['allowed', 'limit', 'remaining', 'resetS'],
+            'the count, and the change counter when counted in the database',
           );
+          if (store === 'database') assert.equal(typeof v.change, 'number');
           if (!v.allowed) assert.equal(v.remaining, 0);
         }
         // Other windows in the same batches keep their own counts: 17 + 17 + 16 attempts, and 10 logins of 8.

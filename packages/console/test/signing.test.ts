@@ -337,7 +337,7 @@ for (const dialect of dialects()) {
         remoteAddress: '198.51.100.41',
         ...json({ email: fresh.email, password: 'nope nope' }),
       });
-      const rows = await t.db.selectFrom('security_events').selectAll().where('account_id', '=', target.id).execute();
+      const rows = await t.db.selectFrom('security_events').selectAll().where('person_id', '=', target.id).execute();
       assert.equal(rows.length, 0, 'expired');
     });
   });

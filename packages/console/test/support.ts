@@ -3,13 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateToken, hashToken } from '@palisade/protocol';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { generateToken, hashToken, type TeamRole } from '@palisade/protocol';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { type ConsoleConfig, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import type { Database } from '../src/db/schema.js';
+import { insertTeamMember } from '../src/repositories/team-members.repository.js';
 import { TEST_ENV } from './console-process.js';
 import { isDocumented, openApiMismatch, openApiPath } from './openapi-check.js';
 
@@ -125,7 +127,12 @@ export function holdAnswersToOpenApi(app: FastifyInstance): string[] {
     const path = openApiPath(route);
     if (!isDocumented(path, request.method)) return payload;
     const type = String(reply.getHeader('content-type') ?? '');
-    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+    // Read as the client reads it: compressed answers (plugins/compression.ts) are decoded first.
+    const raw = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
+    const encoding = reply.getHeader('content-encoding');
+    const decoded =
+      raw === null ? null : encoding === 'br' ? brotliDecompressSync(raw) : encoding === 'gzip' ? gunzipSync(raw) : raw;
+    const text = decoded?.toString('utf8') ?? null;
     let body: unknown;
     try {
       if (!/^application\/json\s*(;|$)/i.test(type) || text === null) throw new Error(`answered ${type || 'no type'}`);
@@ -178,6 +185,18 @@ export async function registerUser(app: FastifyInstance, ip = '127.0.0.1'): Prom
   });
   if (res.statusCode !== 201) throw new Error(`register failed: ${res.statusCode} ${res.body}`);
   return { id: res.json().data.account.id, email, password, cookie: sessionCookieFrom(res.headers['set-cookie']) };
+}
+
+/** Makes `person` a member of the team with `role` at the test clock's time, as an accepted invitation does. */
+export function joinTeam(t: Pick<TestApp, 'db' | 'clock'>, teamId: number, person: { id: number }, role: TeamRole) {
+  return insertTeamMember(t.db, {
+    account_id: teamId,
+    person_id: person.id,
+    role,
+    granted: '[]',
+    revoked: '[]',
+    created_at: t.clock.now,
+  });
 }
 
 export async function createToken(app: FastifyInstance, user: TestUser, name = 'ci'): Promise<string> {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ticketNotificationSchema } from '@palisade/protocol';
 import { readBody } from '@palisade/testkit';
-import { dialects, registerUser, type TestApp, type TestUser, testApp } from './support.js';
+import { dialects, joinTeam, registerUser, type TestApp, type TestUser, testApp } from './support.js';
 
 /** A real local webhook receiver whose behaviour the test switches: ok, failing (500) or slow. */
 export async function webhookReceiver() {
@@ -39,7 +39,7 @@ for (const dialect of dialects()) {
       t = await testApp(dialect, { PALISADE_ALLOW_PRIVATE_TARGETS: '1' });
       user = await registerUser(t.app);
       admin = await registerUser(t.app);
-      await t.db.updateTable('accounts').set({ role: 'admin' }).where('id', '=', admin.id).execute();
+      await t.db.updateTable('people').set({ role: 'admin' }).where('id', '=', admin.id).execute();
       productId = (await t.app.services.catalog.addProduct(user.id, 1)).id;
     });
     after(() => t.close());
@@ -106,6 +106,57 @@ for (const dialect of dialects()) {
       assert.deepEqual(seen.json().data.ticket, detail);
       const closed = await call('POST', `/api/admin/tickets/${ticket.id}/close`, {}, admin);
       assert.equal(closed.json().data.ticket.status, 'closed');
+    });
+
+    test('each message names the person who wrote it; one from before authors were kept names the team', async () => {
+      await t.db.updateTable('accounts').set({ name: 'Acme' }).where('id', '=', user.id).execute();
+      await t.db.updateTable('people').set({ name: 'Sam Support' }).where('id', '=', admin.id).execute();
+      const member = await registerUser(t.app);
+      await t.db.updateTable('people').set({ name: 'Mo Member' }).where('id', '=', member.id).execute();
+      await joinTeam(t, user.id, member, 'operator');
+      const ticket = (
+        await call('POST', '/api/tickets', {
+          product_id: productId,
+          subject: 'Who wrote it',
+          message: 'from the owner',
+        })
+      ).json().data.ticket;
+      const byMember = await t.app.inject({
+        method: 'POST',
+        url: `/api/tickets/${ticket.id}/messages`,
+        headers: { cookie: member.cookie, 'x-palisade-team': String(user.id), 'content-type': 'application/json' },
+        payload: JSON.stringify({ message: 'from a member' }),
+      });
+      assert.equal(byMember.statusCode, 201, byMember.body);
+      await call('POST', `/api/admin/tickets/${ticket.id}/messages`, { message: 'from support' }, admin);
+      // A row as the release before migration 0030 writes it: the team, no person.
+      await t.db
+        .insertInto('ticket_messages')
+        .values({ ticket_id: ticket.id, author_id: user.id, author_role: 'user', body: 'from before', created_at: 1 })
+        .execute();
+      const thread = async () =>
+        (await call('GET', `/api/tickets/${ticket.id}`))
+          .json()
+          .data.ticket.messages.map((m: { author_person_id: number | null; author_name: string; body: string }) => [
+            m.author_person_id,
+            m.author_name,
+            m.body,
+          ]);
+      assert.deepEqual(await thread(), [
+        [user.id, 'Test User', 'from the owner'],
+        [member.id, 'Mo Member', 'from a member'],
+        [admin.id, 'Sam Support', 'from support'],
+        [null, 'Acme', 'from before'],
+      ]);
+      // A member who closes their account: what they wrote stays, under the team's name.
+      const closed = await t.app.inject({
+        method: 'DELETE',
+        url: '/api/account',
+        headers: { cookie: member.cookie, 'content-type': 'application/json' },
+        payload: JSON.stringify({ password: member.password }),
+      });
+      assert.equal(closed.statusCode, 200, closed.body);
+      assert.deepEqual((await thread())[1], [null, 'Acme', 'from a member']);
     });
 
     test('tickets are validated, private to their account, and admin routes need an admin', async () => {

@@ -11,6 +11,7 @@ import {
   createToken,
   dialects,
   insertTestServer,
+  joinTeam,
   json,
   registerUser,
   type TestApp,
@@ -90,14 +91,40 @@ for (const dialect of dialects()) {
       );
     });
 
-    test('GET /api/v1/me answers exactly the account fields', async () => {
+    test('GET /api/v1/me answers the account fields and the team the token acts in, with the role there', async () => {
       const res = await v1('/api/v1/me', aliceToken);
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['cache-control'], 'no-store');
       const data = res.json().data;
-      assert.deepEqual(Object.keys(data).sort(), ['email', 'id', 'name', 'role']);
-      accountSchema.parse(data);
-      assert.deepEqual(data, { id: alice.id, name: 'Test User', email: alice.email, role: 'user' });
+      assert.deepEqual(Object.keys(data).sort(), ['email', 'id', 'name', 'role', 'team']);
+      accountSchema.strict().parse(data);
+      const teams = await t.app.inject({ method: 'GET', url: '/api/teams', headers: { cookie: alice.cookie } });
+      const aliceTeam = teams.json().data.teams[0].id;
+      assert.deepEqual(data, {
+        id: alice.id,
+        name: 'Test User',
+        email: alice.email,
+        role: 'user',
+        team: { id: aliceTeam, name: 'Test User', role: 'owner' },
+      });
+      // A token Carol makes while acting in Alice's team as a viewer: that team, her role there.
+      const carol = await registerUser(t.app);
+      await joinTeam(t, aliceTeam, carol, 'viewer');
+      const made = await t.app.inject({
+        method: 'POST',
+        url: '/api/tokens',
+        headers: { cookie: carol.cookie, 'x-palisade-team': String(aliceTeam), 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'in alice' }),
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const carols = (await v1('/api/v1/me', made.json().data.token)).json().data;
+      assert.deepEqual([carols.id, carols.team], [carol.id, { id: aliceTeam, name: 'Test User', role: 'viewer' }]);
+      const session = await t.app.inject({
+        method: 'GET',
+        url: '/api/account/me',
+        headers: { cookie: carol.cookie, 'x-palisade-team': String(aliceTeam) },
+      });
+      assert.deepEqual(session.json().data.team, { id: aliceTeam, name: 'Test User', role: 'viewer' });
     });
 
     test('missing, malformed, unknown and cookie-only credentials answer 401 with no-store', async () => {
@@ -326,6 +353,40 @@ for (const dialect of dialects()) {
       t.clock.advance(31_000);
       await v1('/api/v1/me', token);
       assert.equal(await lastUsed(), t.clock.now);
+    });
+
+    test('the uses of many tokens at once are each recorded, and none is written twice in a minute', async () => {
+      const user = await registerUser(t.app);
+      const tokens = await Promise.all(Array.from({ length: 12 }, (_, i) => createToken(t.app, user, `many-${i}`)));
+      const lastUsed = async () =>
+        new Map(
+          (
+            await t.db
+              .selectFrom('access_tokens')
+              .select(['token_hash', 'last_used_at'])
+              .where('token_hash', 'in', tokens.map(hashToken))
+              .execute()
+          ).map((r) => [r.token_hash, r.last_used_at]),
+        );
+      // Each token three times, all in flight together: one recorded use each, at this clock.
+      const answers = await Promise.all(tokens.flatMap((token) => [1, 2, 3].map(() => v1('/api/v1/me', token))));
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        answers.map(() => 200),
+      );
+      const first = t.clock.now;
+      assert.deepEqual(
+        [...(await lastUsed()).values()],
+        tokens.map(() => first),
+      );
+      t.clock.advance(61_000);
+      await Promise.all(tokens.slice(0, 6).map((token) => v1('/api/v1/me', token)));
+      const now = await lastUsed();
+      assert.deepEqual(
+        tokens.map((token) => now.get(hashToken(token))),
+        tokens.map((_, i) => (i < 6 ? t.clock.now : first)),
+        'only the tokens used past their minute are written again',
+      );
     });
 
     test('a revoked token stops working; revoking another account’s token is a 404', async () => {

@@ -179,7 +179,7 @@ for (const dialect of dialects()) {
       assert.deepEqual((await get('/api/alerts/channels')).channels, []);
       assert.deepEqual((await get('/api/alerts/rules')).rules, []);
       assert.deepEqual((await get(`/api/servers/${server.id}/benchmarks`)).runs, []);
-      const accounts = await t.db.selectFrom('accounts').select('name').execute();
+      const accounts = await t.db.selectFrom('people').select('name').execute();
       assert.ok(
         accounts.every((a) => !hasControlCharacters(a.name)),
         'no account name with a control character',

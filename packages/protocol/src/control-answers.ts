@@ -74,17 +74,37 @@ export const blockPatternSchema = z.object({
   threshold: z.number(),
   window_s: z.number(),
   ban_s: z.number(),
+  source: z.optional(z.enum(['auto', 'file', 'journal'])),
+  journal: z.optional(z.array(z.string())),
 });
 export type BlockPattern = z.infer<typeof blockPatternSchema>;
 export const patternStateSchema = z.extend(blockPatternSchema, {
   matches: z.number(),
   bans: z.number(),
   file_error: z.nullable(z.string()),
+  /** What the pattern reads on this host: a file path, or `journal: sshd, ssh.service`; `source: auto` resolved. */
+  reads: z.optional(z.string()),
+  /** Why that source cannot be read (missing, permissions, no journal), or null. */
+  source_error: z.optional(z.nullable(z.string())),
 });
-export const shippedPatternSchema = z.extend(z.omit(blockPatternSchema, { regex: true }), { description: z.string() });
+export const shippedPatternSchema = z.extend(z.omit(blockPatternSchema, { regex: true }), {
+  description: z.string(),
+  /** What shows the pattern's service is on this host (`/usr/sbin/sshd`), or null; absent from older agents. */
+  found: z.optional(z.nullable(z.string())),
+});
+/** A service the shipped patterns protect: found on this host (by which path) and whether all its patterns are enabled. */
+export const protectedServiceSchema = z.object({
+  service: z.string(),
+  patterns: z.array(z.string()),
+  found: z.nullable(z.string()),
+  enabled: z.boolean(),
+});
+export type ProtectedServiceState = z.infer<typeof protectedServiceSchema>;
 export const patternsAnswer = z.object({
   patterns: z.array(patternStateSchema),
   shipped: z.array(shippedPatternSchema),
+  /** Every service of PROTECTED_SERVICES (control.ts); absent from older agents. */
+  services: z.optional(z.array(protectedServiceSchema)),
 });
 export type PatternsAnswer = z.infer<typeof patternsAnswer>;
 export const patternAddAnswer = z.object({ added: z.boolean(), pattern: blockPatternSchema });

@@ -212,6 +212,17 @@ export type ScheduleBody = z.infer<typeof scheduleBody>;
 export const scheduleRemoveBody = z.object({ task }, objectError('{task}'));
 
 /** `POST block-pattern`: a shipped pattern's name fills in every field not given (docs/protection.md). */
+/** Where a log pattern reads: a file, the systemd journal, or whichever of those the host has (docs/protection.md). */
+export const PATTERN_SOURCES = ['auto', 'file', 'journal'] as const;
+/** A syslog identifier (`sshd`, `postfix/smtpd`) or a unit name (`ssh.service`) in the journal. */
+export const JOURNAL_NAME = /^[A-Za-z0-9][A-Za-z0-9@._:/-]{0,63}$/;
+/** The agent's words for a bad `journal` and `source`; the dashboard's pattern form says the same. */
+export const JOURNAL_ERROR =
+  'journal: expected 1 to 8 syslog identifiers or unit names (letters, digits, "@", ".", "_", ":", "/", "-"), e.g. ["sshd", "ssh.service"]';
+export const JOURNAL_REQUIRED =
+  'journal: expected the syslog identifiers or units to read, e.g. ["sshd", "ssh.service"]';
+export const SOURCE_ERROR = 'source: expected "auto", "file" or "journal"';
+
 export const blockPatternBody = z.object(
   {
     name: z
@@ -235,8 +246,16 @@ export const blockPatternBody = z.object(
     threshold: z.optional(whole('threshold', 1, 100_000)),
     window_s: z.optional(whole('window_s', 1, 86_400)),
     ban_s: z.optional(whole('ban_s', 1, MAX_TTL_S)),
+    source: z.optional(z.enum(PATTERN_SOURCES, { error: SOURCE_ERROR })),
+    journal: z.optional(
+      z
+        .array(z.string({ error: JOURNAL_ERROR }).check(z.regex(JOURNAL_NAME, { error: JOURNAL_ERROR })), {
+          error: JOURNAL_ERROR,
+        })
+        .check(z.minLength(1, { error: JOURNAL_ERROR }), z.maxLength(8, { error: JOURNAL_ERROR })),
+    ),
   },
-  objectError('{name, file, regex, threshold, window_s, ban_s}'),
+  objectError('{name, file, regex, threshold, window_s, ban_s, source, journal}'),
 );
 export type BlockPatternBody = z.infer<typeof blockPatternBody>;
 
@@ -485,6 +504,8 @@ export {
   MAX_TTL_S,
   NFT_MAX_TIMEOUT_S,
   PATTERN_NAME,
+  PROTECTED_SERVICES,
+  type ProtectedService,
   SCHEDULE_TASKS,
   type ScheduleTask,
 } from './control.js';

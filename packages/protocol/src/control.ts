@@ -50,6 +50,12 @@ export const NFT_MAX_TIMEOUT_S = 99_999_999;
 export const MAX_REGEX = 2000;
 export const BASELINE_SLOTS = 168;
 export const PATTERN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/**
+ * Services the shipped log patterns protect, as `protection.protect` and the install script's
+ * `--protect` name them (docs/protection.md, "Services found on the host").
+ */
+export const PROTECTED_SERVICES = ['sshd', 'nginx', 'apache', 'postfix', 'dovecot'] as const;
+export type ProtectedService = (typeof PROTECTED_SERVICES)[number];
 export const SCHEDULE_TASKS = ['autofetch', 'baseline-save', 'attack-bans-clear'] as const;
 export type ScheduleTask = (typeof SCHEDULE_TASKS)[number];
 export const ENTRY_SOURCES = ['manual', 'attack', 'pattern', 'feed', 'import'] as const;

@@ -111,10 +111,16 @@ export type Ticket = z.infer<typeof ticketSchema>;
 export const listedTicketSchema = ticketSchema.extend({ account_email: z.string() });
 export type ListedTicket = z.infer<typeof listedTicketSchema>;
 
-/** `author_role` says who wrote it: the account's user, or support (an admin). */
+/**
+ * `author_role` says who wrote it: a member of the team, or support (an admin); `author_name` the
+ * person's name, or the name of the team it was written in while `author_person_id` is null (a
+ * message from before authors were kept, or of a closed account: docs/tickets.md).
+ */
 export const ticketMessageSchema = z.object({
   id,
   author_role: z.enum(['user', 'admin']),
+  author_person_id: id.nullable(),
+  author_name: z.string(),
   body: z.string(),
   created_at: epochMs,
 });

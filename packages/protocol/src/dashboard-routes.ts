@@ -87,11 +87,22 @@ export const dashboardRoutes: DashboardRoute[] = [
     answer: 'loggedOut',
     errors: [],
   },
+  {
+    method: 'get',
+    path: '/api/auth/oidc',
+    summary:
+      'Whether single sign-on (OpenID Connect) is set up, and the name for its button; /api/auth/oidc/start and /api/auth/oidc/callback are its browser redirects',
+    auth: 'public',
+    status: 200,
+    answer: 'singleSignOn',
+    errors: [],
+  },
   // account
   {
     method: 'get',
     path: '/api/account/me',
-    summary: 'The signed-in account with its permissions',
+    summary:
+      'The signed-in account with its permissions and how the person signs in (`sign_in`: `password`, or `single_sign_on` for a person without a password)',
     auth: 'sessionOrSigned',
     status: 200,
     answer: 'me',
@@ -139,11 +150,12 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'post',
     path: '/api/account/password',
-    summary: 'Change the password (the old one is required); signs out every other session',
+    summary:
+      'Change the password (the old one is required); signs out every other session. 409 for a person without a password (single sign-on)',
     auth: 'session',
     status: 200,
     answer: 'passwordChanged',
-    errors: [400, 401, 403],
+    errors: [400, 401, 403, 409],
   },
   {
     method: 'get',
@@ -184,7 +196,8 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'post',
     path: '/api/account/two-factor/setup',
-    summary: 'Start turning two-factor on (password required): a new secret, shown once',
+    summary:
+      'Start turning two-factor on (password required): a new secret, shown once. 409 for a person without a password, whose provider covers it',
     auth: 'session',
     status: 200,
     answer: 'twoFactorSetup',
@@ -211,7 +224,8 @@ export const dashboardRoutes: DashboardRoute[] = [
   {
     method: 'delete',
     path: '/api/account',
-    summary: 'Delete the account and everything it owns (the password, and a code when two-factor is on)',
+    summary:
+      'Delete the account and everything it owns (the password, and a code when two-factor is on; for a person without a password, a session started by single sign-on in the last 10 minutes)',
     auth: 'session',
     status: 200,
     answer: 'accountDeleted',
@@ -384,6 +398,131 @@ export const dashboardRoutes: DashboardRoute[] = [
     status: 200,
     answer: 'revoked',
     errors: [401, 404],
+  },
+  // teams and members (docs/teams.md)
+  {
+    method: 'get',
+    path: '/api/teams',
+    summary: "The signed-in person's teams, with their role in each",
+    auth: 'session',
+    status: 200,
+    answer: 'teams',
+    errors: [401],
+  },
+  {
+    method: 'post',
+    path: '/api/teams',
+    summary: 'Create a team; the caller is its owner',
+    auth: 'session',
+    status: 201,
+    answer: 'team',
+    errors: [400, 401],
+  },
+  {
+    method: 'patch',
+    path: '/api/teams/{id}',
+    summary:
+      'Rename the team (settings.write); require two-factor sign-in of every member (security.write: owners with two-factor on themselves, else 409)',
+    auth: 'session',
+    status: 200,
+    answer: 'team',
+    errors: [400, 401, 403, 404, 409],
+  },
+  {
+    method: 'delete',
+    path: '/api/teams/{id}',
+    summary: 'Delete the team and all it owns (team.delete: owners); refused while it has servers',
+    auth: 'session',
+    status: 200,
+    answer: 'deleted',
+    errors: [401, 403, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/team/members',
+    summary:
+      'The members of the team the request acts in, oldest membership first, a page at a time: role, two-factor, last activity',
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'members',
+    errors: [400, 401, 403, 404],
+    query: {
+      q: {
+        description: 'only members whose name or e-mail holds this text, in any case; at most 100 characters',
+        schema: { type: 'string', maxLength: 100 },
+      },
+      two_factor: {
+        description:
+          'on: only members who meet a two-factor requirement (a code on, or signing in only through single sign-on); off: only those who do not',
+        schema: { type: 'string', enum: ['on', 'off'] },
+      },
+      ...paging,
+    },
+  },
+  {
+    method: 'patch',
+    path: '/api/team/members/{personId}',
+    summary: "Change a member's role (members.manage); never above one's own, never the last owner's",
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'member',
+    errors: [400, 401, 403, 404, 409],
+  },
+  {
+    method: 'delete',
+    path: '/api/team/members/{personId}',
+    summary: "Remove a member (members.manage), or leave (one's own id); never the last owner",
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'memberRemoved',
+    errors: [401, 403, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/team/invitations',
+    summary: "The team's invitations still waiting (members.manage); never their links",
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'invitations',
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/team/invitations',
+    summary:
+      'Invite someone (members.manage): the link is in this answer only; mailed when an email is given and SMTP is set up',
+    auth: 'sessionOrSigned',
+    status: 201,
+    answer: 'invitationCreated',
+    errors: [400, 401, 403, 404, 409],
+  },
+  {
+    method: 'delete',
+    path: '/api/team/invitations/{id}',
+    summary: 'Revoke an invitation that was not used yet (members.manage)',
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'revoked',
+    errors: [401, 403, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/invitations/{token}',
+    summary:
+      'What an invitation link is: team, role, who invited (no session needed); 410 once used, revoked or expired',
+    auth: 'public',
+    status: 200,
+    answer: 'invitationPreview',
+    errors: [404, 410],
+  },
+  {
+    method: 'post',
+    path: '/api/invitations/{token}/accept',
+    summary: 'Accept: the signed-in person joins, or the body (email, name, password) signs a new person up and in',
+    auth: 'public',
+    status: 200,
+    answer: 'invitationAccepted',
+    errors: [400, 404, 409, 410, 429],
   },
   // catalog and billing
   {
@@ -687,6 +826,43 @@ export const dashboardRoutes: DashboardRoute[] = [
     errors: [400, 401],
   },
   ...ticketRoutes('/api/admin/tickets', 'admin', 'Every account'),
+  // agent updates (docs/fleet.md, "Agent updates")
+  {
+    method: 'get',
+    path: '/api/agent-updates',
+    summary: 'The agent version served, how many servers run another, and the rollouts, newest first (control.read)',
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'rollouts',
+    errors: [401, 403],
+  },
+  {
+    method: 'post',
+    path: '/api/agent-updates',
+    summary: 'Start a rollout of the served agent version, in waves (control.edit)',
+    auth: 'sessionOrSigned',
+    status: 201,
+    answer: 'rollout',
+    errors: [400, 401, 403, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/agent-updates/{id}',
+    summary: 'A rollout and each of its servers (control.read)',
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'rolloutDetail',
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/agent-updates/{id}/cancel',
+    summary: 'Cancel a running rollout: servers not yet offered are skipped (control.edit)',
+    auth: 'sessionOrSigned',
+    status: 200,
+    answer: 'rollout',
+    errors: [401, 403, 404, 409],
+  },
 ];
 
 function ticketRoutes(base: string, auth: RouteAuth, whose: string): DashboardRoute[] {
@@ -757,6 +933,11 @@ export const dashboardRequestBodies: Record<string, RequestBodyName> = {
   'delete /api/account': 'Proof',
   'post /api/tokens': 'CreateToken',
   'post /api/keys': 'CreateKey',
+  'post /api/teams': 'TeamName',
+  'patch /api/teams/{id}': 'TeamSettings',
+  'patch /api/team/members/{personId}': 'MemberRole',
+  'post /api/team/invitations': 'Invitation',
+  'post /api/invitations/{token}/accept': 'AcceptInvitation',
   'post /api/enrolment-tokens': 'CreateEnrolmentToken',
   'post /api/products': 'AddProduct',
   'post /api/fleet/policies': 'FleetPolicy',
@@ -774,4 +955,5 @@ export const dashboardRequestBodies: Record<string, RequestBodyName> = {
   'put /api/alerts/rules/{id}': 'AlertRule',
   'post /api/alerts/channels': 'AlertChannel',
   'put /api/alerts/mutes/{id}': 'AlertMute',
+  'post /api/agent-updates': 'StartRollout',
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentMetricsSchema } from './agent-api.js';
+import { rolloutDetailSchema, rolloutListSchema, rolloutSchema } from './agent-update-schemas.js';
 import {
   alertChannelSchema,
   alertEvaluationSchema,
@@ -39,6 +40,14 @@ import {
   fleetPolicySchema,
   fleetServerBansSchema,
 } from './fleet.js';
+import {
+  createdInvitationSchema,
+  invitationPreviewSchema,
+  invitationSchema,
+  permissionSchema,
+  teamMemberSchema,
+  teamSchema,
+} from './roles.js';
 import { SERVER_STATES } from './server-state.js';
 import { serverTagSchema } from './server-tags.js';
 import {
@@ -62,15 +71,19 @@ const id = z.number().int().positive();
 const epochMs = z.number().int();
 const count = z.number().int().nonnegative();
 
-/** What an account may be granted beside its own data (docs/fleet.md, "Proxies"). */
-export const PERMISSIONS = ['control.read', 'control.edit'] as const;
-export const permissionSchema = z.enum(PERMISSIONS);
-export type Permission = z.infer<typeof permissionSchema>;
+/**
+ * How a person signs in: `single_sign_on` when they have no password (made by single sign-on: only
+ * the console's OpenID provider signs them in), `password` otherwise, whether or not they also use
+ * the provider (docs/teams.md, "Single sign-on").
+ */
+export const signInSchema = z.enum(['password', 'single_sign_on']);
+export type SignIn = z.infer<typeof signInSchema>;
 
 /** The signed-in account, with the permissions its control calls are checked against. */
 export const meSchema = accountSchema.extend({
   role: z.enum(['user', 'admin']),
   permissions: z.array(permissionSchema),
+  sign_in: signInSchema,
   created_at: epochMs,
 });
 export type Me = z.infer<typeof meSchema>;
@@ -234,7 +247,13 @@ export const historySectionSchema = z.object({
 });
 export type HistorySection = z.infer<typeof historySectionSchema>;
 
-export const verificationCheckSchema = z.object({ name: z.string(), ok: z.boolean(), detail: z.string() });
+export const verificationCheckSchema = z.object({
+  name: z.string(),
+  ok: z.boolean(),
+  detail: z.string(),
+  /** True when the check had nothing to look at (its section was not measured): it neither passed nor failed. */
+  skipped: z.boolean().optional(),
+});
 export type VerificationCheck = z.infer<typeof verificationCheckSchema>;
 
 /** The dashboard's view of a benchmark run: the v1 run in any status, with its log and checks; never the run token. */
@@ -286,6 +305,8 @@ export const errorEnvelopeSchema = z.object({
   error: z.string(),
   code: z.enum(ERROR_CODES),
   reason: z.enum(['missing', 'bad_version', 'stale', 'future', 'bad_signature', 'replay']).optional(),
+  /** With `permission_required`: the permission the request lacked (docs/teams.md). */
+  permission: z.string().optional(),
 });
 
 /**
@@ -305,6 +326,8 @@ export const dashboardResponses = {
   accountDeleted: flag('account_deleted'),
   session: data(z.object({ account: meSchema.nullable() })),
   loggedOut: flag('logged_out'),
+  /** `GET /api/auth/oidc`: whether single sign-on is set up, and the provider's name for the button. */
+  singleSignOn: data(z.object({ enabled: z.boolean(), name: z.string().nullable() })),
   me: data(meSchema),
   webhook: data(webhookSettingsSchema),
   webhookSet: data(webhookSetSchema),
@@ -312,6 +335,15 @@ export const dashboardResponses = {
   revoked: flag('revoked'),
   securityEvents: data(z.object({ events: z.array(securityEventSchema), ...pageFields })),
   tokens: data(z.object({ tokens: z.array(accessTokenSchema) })),
+  teams: data(z.object({ teams: z.array(teamSchema) })),
+  team: data(z.object({ team: teamSchema })),
+  members: data(z.object({ members: z.array(teamMemberSchema), ...pageFields })),
+  member: data(z.object({ member: teamMemberSchema })),
+  memberRemoved: flag('removed'),
+  invitations: data(z.object({ invitations: z.array(invitationSchema) })),
+  invitationCreated: data(createdInvitationSchema),
+  invitationPreview: data(z.object({ invitation: invitationPreviewSchema })),
+  invitationAccepted: data(z.object({ account: meSchema, team: teamSchema })),
   tokenCreated: data(createdAccessTokenSchema),
   enrolmentTokens: data(z.object({ tokens: z.array(enrolmentTokenSchema) })),
   alertRules: data(z.object({ rules: z.array(alertRuleSchema) })),
@@ -360,6 +392,9 @@ export const dashboardResponses = {
   run: data(z.object({ run: benchmarkRunViewSchema })),
   tickets: data(z.object({ tickets: z.array(listedTicketSchema), ...pageFields })),
   ticket: data(z.object({ ticket: ticketWithMessagesSchema })),
+  rollouts: data(rolloutListSchema),
+  rollout: data(z.object({ rollout: rolloutSchema })),
+  rolloutDetail: data(rolloutDetailSchema),
   error: errorEnvelopeSchema,
 };
 export type DashboardResponseName = keyof typeof dashboardResponses;

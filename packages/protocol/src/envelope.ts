@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'unauthenticated',
   'signature_refused',
   'permission_required',
+  'two_factor_required',
   'cross_site',
   'forbidden',
   'not_found',

@@ -1,5 +1,7 @@
 export * from './agent-address.js';
 export * from './agent-api.js';
+export * from './agent-update.js';
+export * from './agent-update-schemas.js';
 export * from './alerts.js';
 export * from './audit.js';
 export * from './benchmark.js';
@@ -12,6 +14,7 @@ export * from './envelope.js';
 export * from './fleet.js';
 export * from './openapi.js';
 export * from './requests/index.js';
+export * from './roles.js';
 export * from './server-state.js';
 export * from './server-tags.js';
 export * from './svc1.js';

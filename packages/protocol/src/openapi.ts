@@ -94,9 +94,10 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid input; `error` names the field',
   401: 'not signed in, or a refused SVC1 signature (`code` signature_refused, `reason` says why)',
-  403: 'the account lacks a permission (`code` permission_required) or is not an admin',
-  404: 'unknown id, or one of another account (existence is not confirmed)',
+  403: 'the member lacks a permission in the team (`code` permission_required, `permission` names it) or is not an admin',
+  404: 'unknown id, or one of another team (existence is not confirmed)',
   409: 'conflicts with the current state; `error` says which',
+  410: 'an invitation link that was used, revoked or has expired; `error` says which',
   429: 'too many attempts; Retry-After says how many seconds to wait',
   502: 'the agent failed or could not be reached; `error` says how',
 };

@@ -1,11 +1,23 @@
 import { z } from 'zod';
+import { teamRoleSchema } from './roles.js';
 
-/** The v1 resources, as docs/api.md and the OpenAPI document publish them; the console validates its answers' shape with them in tests. */
+/** The team a credential or session acts in, with the person's role there (docs/teams.md). */
+export const actingTeamSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  role: teamRoleSchema,
+});
+
+/**
+ * The v1 resources, as docs/api.md and the OpenAPI document publish them; the console validates its answers' shape with them in tests.
+ * The account is the person (`role` is their console-wide role) and, added to the seed's fields, the team it acts in.
+ */
 export const accountSchema = z.object({
   id: z.number().int(),
   name: z.string(),
   email: z.string(),
   role: z.string(),
+  team: actingTeamSchema,
 });
 
 export const serverSummarySchema = z.object({
@@ -56,6 +68,7 @@ export const benchmarkRunSchema = z.object({
 });
 
 export type Account = z.infer<typeof accountSchema>;
+export type ActingTeam = z.infer<typeof actingTeamSchema>;
 export type ServerSummary = z.infer<typeof serverSummarySchema>;
 export type ServerDetail = z.infer<typeof serverDetailSchema>;
 export type ScoreComponents = z.infer<typeof scoreComponentsSchema>;

@@ -59,3 +59,16 @@ export const alertNotificationSchema = z.object({
   link: z.nullable(z.string()),
 });
 export type AlertNotificationPayload = z.infer<typeof alertNotificationSchema>;
+
+/**
+ * The console's account webhook body when an agent update fails (docs/fleet.md, "Agent updates";
+ * `X-Palisade-Event: agent_update.failed`): the alert's fields, and the rollout, its 0-based wave
+ * and why. Sent once per failed rollout to each of the account's confirmed alert channels and its webhook.
+ */
+export const agentUpdateFailedNotificationSchema = z.extend(alertNotificationSchema, {
+  kind: z.literal('agent_update.failed'),
+  rollout_id: z.int(),
+  wave: z.int(),
+  reason: z.string(),
+});
+export type AgentUpdateFailedNotification = z.infer<typeof agentUpdateFailedNotificationSchema>;

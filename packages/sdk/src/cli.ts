@@ -19,26 +19,34 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimi
 const HELP = `palisade: the Palisade console and agent from the command line
 
 Usage:
-  palisade me                                   the token's account (v1)
+  palisade me                                   the token's person, team and role there (v1)
   palisade servers list                         your servers (v1)
   palisade servers show <id>                    one server with its score parts (v1)
   palisade benchmarks list <server-id>          finished benchmark runs (v1)
   palisade tickets list                         your support tickets (signed)
   palisade tickets open --product <id> --subject <text> --message <text>
   palisade tickets reply <ticket-id> --message <text>
+  palisade agents update [--tag <tag>] [--waves 1,10%,100%] [--health-timeout <s>]
+                                                update the agents to the version the console
+                                                serves, in waves (signed)
+  palisade agents updates                       the served version and the rollouts (signed)
+  palisade agents update-status <rollout-id>    a rollout, server by server (signed)
+  palisade agents update-cancel <rollout-id>    cancel a running rollout (signed)
   palisade agent health | metrics               an agent, directly with its key
   palisade agent control <path> [--method GET|POST|DELETE] [--data <json>] [--ip <ip>]
 
 Credentials (flag, then environment, then the config file):
   --url        PALISADE_URL        console address, e.g. https://console.example.com
   --token      PALISADE_TOKEN      personal access token svc_… (v1 commands)
-  --key        PALISADE_KEY        signing key svck_… (tickets)
+  --key        PALISADE_KEY        signing key svck_… (tickets, agents update…)
   --agent-url  PALISADE_AGENT_URL  agent address
   --agent-key  PALISADE_AGENT_KEY  agent key agk_…
   --agent-fingerprint PALISADE_AGENT_FINGERPRINT
                                    SHA-256 of an https agent's own certificate (it prints it)
+  --team       PALISADE_TEAM       the team to act in: its id, or a profile of the config
+                                   file's "teams" (whose token and key are then used)
   --config     PALISADE_CONFIG     JSON file with url, token, key, agent_url, agent_key,
-                                   agent_fingerprint
+                                   agent_fingerprint, team, and teams: {"<name>": {id, token, key}}
                                    (default ~/.config/palisade/config.json; must be mode 0600)
 
 Output: tables for people; --json for scripts. --no-retry turns off waiting on 429.
@@ -47,6 +55,16 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 authentication, 4 not found, 5 rate limite
 
 class UsageError extends Error {}
 
+/** The credential names another team than the one named: the console answered 404 (docs/teams.md). */
+class TeamMismatch extends Error {}
+
+/** One team's credentials in the config file: `teams: {"acme": {id, token, key}}`. */
+interface TeamProfile {
+  id?: number;
+  token?: string;
+  key?: string;
+}
+
 interface Settings {
   url?: string;
   token?: string;
@@ -54,6 +72,28 @@ interface Settings {
   agent_url?: string;
   agent_key?: string;
   agent_fingerprint?: string;
+  team?: string | number;
+  teams?: Record<string, TeamProfile>;
+}
+
+const TEAM_ID = /^[1-9][0-9]{0,15}$/;
+
+/** The `teams` profiles must be what the CLI reads: a wrong one is named, not half used. */
+function checkProfiles(teams: unknown, path: string): void {
+  const wrong = (field: string, expected: string) =>
+    new UsageError(`config file ${path}: ${field}: expected ${expected}`);
+  if (teams === undefined) return;
+  if (teams === null || typeof teams !== 'object' || Array.isArray(teams))
+    throw wrong('teams', 'an object of profiles, {"<name>": {"id": 7, "token": "svc_…", "key": "svck_…"}}');
+  for (const [name, profile] of Object.entries(teams)) {
+    if (profile === null || typeof profile !== 'object' || Array.isArray(profile))
+      throw wrong(`teams.${name}`, 'an object with id, token, key');
+    const { id, token, key } = profile as Record<string, unknown>;
+    if (id !== undefined && !(typeof id === 'number' && TEAM_ID.test(String(id))))
+      throw wrong(`teams.${name}.id`, 'a team id (a positive integer)');
+    if (token !== undefined && typeof token !== 'string') throw wrong(`teams.${name}.token`, 'a string');
+    if (key !== undefined && typeof key !== 'string') throw wrong(`teams.${name}.key`, 'a string');
+  }
 }
 
 function readConfigFile(path: string, explicit: boolean): Settings {
@@ -67,12 +107,49 @@ function readConfigFile(path: string, explicit: boolean): Settings {
   if ((mode & 0o077) !== 0) {
     throw new UsageError(`config file ${path} is readable by others; it holds secrets: run chmod 600 ${path}`);
   }
+  let settings: Settings;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Settings;
+    settings = JSON.parse(readFileSync(path, 'utf8')) as Settings;
   } catch (err) {
     throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
   }
+  checkProfiles(settings.teams, path);
+  return settings;
 }
+
+/** The team a command acts in: its id when known (sent as X-Palisade-Team) and the profile naming it. */
+interface ChosenTeam {
+  id?: number;
+  profile?: string;
+  credentials?: TeamProfile;
+}
+
+/**
+ * `--team` is a profile's name, or a team id: the profile with that `id` when there is one (its
+ * credentials), else the other credentials acting in that team.
+ */
+function chosenTeam(value: string | undefined, file: Settings, path: string): ChosenTeam {
+  if (value === undefined || value === '') return {};
+  const profiles = file.teams ?? {};
+  const numeric = TEAM_ID.test(value);
+  const profile = Object.hasOwn(profiles, value)
+    ? value
+    : Object.keys(profiles).find((name) => numeric && profiles[name]!.id === Number(value));
+  if (profile !== undefined) {
+    const credentials = profiles[profile]!;
+    const id = credentials.id ?? (numeric ? Number(value) : undefined);
+    return { ...(id !== undefined ? { id } : {}), profile, credentials };
+  }
+  if (numeric) return { id: Number(value) };
+  const names = Object.keys(profiles);
+  throw new UsageError(
+    `--team ${value}: expected a team id (a positive integer) or a profile of ${path} (${names.length ? names.join(', ') : 'it has no "teams"'})`,
+  );
+}
+
+/** How a team is named in messages: `team 7 (profile acme)`. */
+const teamText = (team: ChosenTeam) =>
+  `team ${team.id ?? '?'}${team.profile !== undefined && team.profile !== String(team.id) ? ` (profile ${team.profile})` : ''}`;
 
 function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
@@ -120,6 +197,7 @@ const OPTIONS = {
   'agent-key': { type: 'string' },
   'agent-fingerprint': { type: 'string' },
   config: { type: 'string' },
+  team: { type: 'string' },
   json: { type: 'boolean', default: false },
   'no-retry': { type: 'boolean', default: false },
   timeout: { type: 'string' },
@@ -129,6 +207,9 @@ const OPTIONS = {
   method: { type: 'string' },
   data: { type: 'string' },
   ip: { type: 'string' },
+  tag: { type: 'string' },
+  waves: { type: 'string' },
+  'health-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'V', default: false },
 } as const;
@@ -137,7 +218,10 @@ const parseCommandLine = (argv: string[]) =>
   parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
 type Options = ReturnType<typeof parseCommandLine>['values'];
 
-/** Flag, then environment, then the config file: where each setting comes from. */
+/**
+ * Flag, then environment, then the config file: where each setting comes from. A team profile's
+ * token and key stand in for the environment's and the file's: naming the team names its credentials.
+ */
 function settingsOf(o: Options, env: NodeJS.ProcessEnv) {
   const configPath =
     o.config ??
@@ -146,10 +230,15 @@ function settingsOf(o: Options, env: NodeJS.ProcessEnv) {
   const file = readConfigFile(configPath, Boolean(o.config ?? env.PALISADE_CONFIG));
   const setting = (flag: string | undefined, name: string, fileValue: string | undefined) =>
     flag ?? env[name] ?? fileValue;
+  const team = chosenTeam(setting(o.team, 'PALISADE_TEAM', file.team?.toString()), file, configPath);
+  const credential = (flag: string | undefined, name: string, field: 'token' | 'key') =>
+    team.credentials ? (flag ?? team.credentials[field]) : setting(flag, name, file[field]);
   return {
+    team,
+    configPath,
     url: setting(o.url, 'PALISADE_URL', file.url),
-    token: setting(o.token, 'PALISADE_TOKEN', file.token),
-    key: setting(o.key, 'PALISADE_KEY', file.key),
+    token: credential(o.token, 'PALISADE_TOKEN', 'token'),
+    key: credential(o.key, 'PALISADE_KEY', 'key'),
     agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
     agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
     agentFingerprint: setting(o['agent-fingerprint'], 'PALISADE_AGENT_FINGERPRINT', file.agent_fingerprint),
@@ -167,9 +256,40 @@ function clientsOf(o: Options, env: NodeJS.ProcessEnv) {
   const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
   const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
   const consoleUrl = () => need(s.url, '--url (or PALISADE_URL)');
+  const where = (flag: string, name: string, field: string) =>
+    s.team.profile !== undefined
+      ? `${flag} (or "${field}" in the profile teams.${s.team.profile} of ${s.configPath})`
+      : `${flag} (or ${name})`;
+  const token = () => need(s.token, where('--token', 'PALISADE_TOKEN', 'token'));
+  const key = () => need(s.key, where('--key', 'PALISADE_KEY', 'key'));
+  const inTeam = s.team.id !== undefined ? { team: s.team.id } : {};
+  /** Which console credentials a command used, to ask each its own team after a 404. */
+  const used = new Set<'token' | 'signing key'>();
   return {
-    v1: () => new V1Client({ baseUrl: consoleUrl(), token: need(s.token, '--token (or PALISADE_TOKEN)'), ...common }),
-    signed: () => new SignedClient({ baseUrl: consoleUrl(), key: need(s.key, '--key (or PALISADE_KEY)'), ...common }),
+    team: s.team,
+    v1: () => {
+      used.add('token');
+      return new V1Client({ baseUrl: consoleUrl(), token: token(), ...common, ...inTeam });
+    },
+    signed: () => {
+      used.add('signing key');
+      return new SignedClient({ baseUrl: consoleUrl(), key: key(), ...common, ...inTeam });
+    },
+    /**
+     * After a 404 with a team named: the first credential used whose own team is another, and that
+     * team, read from `me` without naming any (docs/api.md, "The CLI"); null when each is in it.
+     */
+    async otherTeam() {
+      if (s.team.id === undefined) return null;
+      for (const what of used) {
+        const me = await (what === 'token'
+          ? new V1Client({ baseUrl: consoleUrl(), token: token(), ...common }).me()
+          : new SignedClient({ baseUrl: consoleUrl(), key: key(), ...common }).me()
+        ).catch(() => null);
+        if (me && me.team.id !== s.team.id) return { what, team: me.team };
+      }
+      return null;
+    },
     agent: () => {
       const baseUrl = need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)');
       const key = need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)');
@@ -200,7 +320,11 @@ async function readCommand(name: string, arg: string | undefined, { clients, pri
   switch (name) {
     case 'me': {
       const me = await clients.v1().me();
-      print(me, () => `${me.name} <${me.email}> (${me.role}, account ${me.id})`);
+      print(
+        me,
+        () =>
+          `${me.name} <${me.email}> (${me.role}, account ${me.id})\nteam ${me.team.id} (${me.team.name}), role ${me.team.role}`,
+      );
       return true;
     }
     case 'servers list': {
@@ -278,6 +402,84 @@ async function ticketCommand(name: string, arg: string | undefined, { o, clients
   }
 }
 
+/** The counts of a rollout's servers that are not zero, as `updated 3, offered 1`. */
+const countsText = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${state} ${n}`)
+    .join(', ') || 'no servers';
+
+/** `agents update…`: agent updates in waves (docs/fleet.md, "Agent updates"), SVC1-signed. */
+async function updateCommand(name: string, arg: string | undefined, { o, clients, print }: Command): Promise<boolean> {
+  switch (name) {
+    case 'agents update': {
+      if (arg !== undefined) throw new UsageError(`agents update takes no argument (got ${arg}); --tag picks servers`);
+      const timeout = o['health-timeout'];
+      const rollout = await clients.signed().startAgentUpdate({
+        ...(o.tag !== undefined ? { tag: o.tag } : {}),
+        ...(o.waves !== undefined ? { waves: o.waves } : {}),
+        ...(timeout !== undefined ? { health_timeout_s: positiveId(timeout, '--health-timeout') } : {}),
+      });
+      print(
+        rollout,
+        () =>
+          `rollout ${rollout.id} to agent ${rollout.version} started: waves ${rollout.waves}, ${countsText(rollout.counts)}\n` +
+          `follow it with: palisade agents update-status ${rollout.id}`,
+      );
+      return true;
+    }
+    case 'agents updates': {
+      const list = await clients.signed().agentUpdates();
+      print(list, () =>
+        [
+          list.served_version === null
+            ? 'this console serves no agent packages'
+            : `served agent version ${list.served_version} (${list.signed ? 'signed' : 'unsigned: agents refuse it'}), ${list.outdated} servers run another`,
+          table(
+            list.rollouts.map((r) => ({
+              ...r,
+              tag: r.tag ?? 'all',
+              wave: `${r.current_wave + 1}/${r.wave_count}`,
+              servers: countsText(r.counts),
+              started: ago(r.created_at),
+            })),
+            ['id', 'version', 'tag', 'state', 'wave', 'servers', 'started'],
+          ),
+        ].join('\n'),
+      );
+      return true;
+    }
+    case 'agents update-status': {
+      const detail = await clients.signed().agentUpdate(positiveId(arg, 'rollout id'));
+      const r = detail.rollout;
+      print(detail, () =>
+        [
+          `rollout ${r.id} to agent ${r.version}: ${r.state}, wave ${r.current_wave + 1} of ${r.wave_count} (${r.waves})` +
+            (r.reason ? `: ${r.reason}` : ''),
+          table(
+            detail.servers.map((s) => ({
+              ...s,
+              id: s.server_id,
+              wave: s.wave + 1,
+              from: s.from_version,
+              now: s.agent_version,
+            })),
+            ['id', 'name', 'wave', 'state', 'from', 'now', 'reason'],
+          ),
+        ].join('\n'),
+      );
+      return true;
+    }
+    case 'agents update-cancel': {
+      const rollout = await clients.signed().cancelAgentUpdate(positiveId(arg, 'rollout id'));
+      print(rollout, () => `rollout ${rollout.id} cancelled: ${countsText(rollout.counts)}`);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /** `agent …`: the agent's own API with its key. */
 async function agentCommand(name: string, arg: string | undefined, { o, clients, print }: Command): Promise<boolean> {
   switch (name) {
@@ -319,6 +521,7 @@ async function agentCommand(name: string, arg: string | undefined, { o, clients,
 function failure(err: unknown): number {
   process.stderr.write(`palisade: ${(err as Error).message}\n`);
   if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof TeamMismatch) return EXIT.notFound;
   if (err instanceof PalisadeError) {
     if (err.isAuth) return EXIT.auth;
     if (err.isNotFound) return EXIT.notFound;
@@ -346,19 +549,36 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, out: (s: stri
     out(HELP);
     return o.help ? EXIT.ok : EXIT.usage;
   }
+  let clients: ReturnType<typeof clientsOf> | undefined;
   try {
+    clients = clientsOf(o, env);
     const command: Command = {
       o,
-      clients: clientsOf(o, env),
+      clients,
       print: (value, human) => out(o.json ? JSON.stringify(value, null, 2) : human()),
     };
     const [first, sub, arg] = args;
     const name = `${first} ${sub ?? ''}`.trim();
-    for (const run of [readCommand, ticketCommand, agentCommand]) if (await run(name, arg, command)) return EXIT.ok;
+    for (const run of [readCommand, ticketCommand, updateCommand, agentCommand])
+      if (await run(name, arg, command)) return EXIT.ok;
     throw new UsageError(`unknown command: ${args.join(' ')}`);
   } catch (err) {
-    return failure(err);
+    return failure(await explained(err, clients));
   }
+}
+
+/**
+ * A 404 while a team is named may be the console refusing a credential of another team (it answers
+ * 404 as for any team one is not in): then say whose team the credential is in. Asked only after a
+ * 404, so a command in the right team costs no extra request.
+ */
+async function explained(err: unknown, clients: ReturnType<typeof clientsOf> | undefined): Promise<unknown> {
+  if (!(err instanceof PalisadeError && err.isNotFound) || !clients) return err;
+  const other = await clients.otherTeam();
+  if (!other) return err;
+  return new TeamMismatch(
+    `this ${other.what} belongs to team ${other.team.id} (${other.team.name}), not ${teamText(clients.team)}`,
+  );
 }
 
 main(process.argv.slice(2), process.env, (s) => process.stdout.write(`${s}\n`)).then((code) => {

@@ -1,8 +1,15 @@
-import type { OpenTicketRequest, TicketReplyRequest } from '@palisade/protocol';
+import type {
+  Me,
+  OpenTicketRequest,
+  Rollout,
+  RolloutServer,
+  StartRolloutRequest,
+  TicketReplyRequest,
+} from '@palisade/protocol';
 import { SVC1_HEADERS, signRequest } from '@palisade/protocol/svc1';
-import { Transport, type TransportOptions, unwrap } from './transport.js';
+import { type ConsoleClientOptions, Transport, teamHeader, unwrap } from './transport.js';
 
-export interface SignedClientOptions extends TransportOptions {
+export interface SignedClientOptions extends ConsoleClientOptions {
   /** A signing key `svck_…`. */
   key: string;
   /** Clock for the timestamp (Unix ms); for tests. */
@@ -25,6 +32,7 @@ export class SignedClient {
   private readonly transport: Transport;
   private readonly key: string;
   private readonly now: () => number;
+  private readonly team: Record<string, string>;
   /** Signatures of writes sent lately, with their timestamps (Unix s): a write is never signed the same twice. */
   private readonly sentWrites = new Map<string, number>();
 
@@ -32,6 +40,7 @@ export class SignedClient {
     this.transport = new Transport(options);
     this.key = options.key;
     this.now = options.now ?? Date.now;
+    this.team = teamHeader(options.team);
   }
 
   async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
@@ -42,6 +51,7 @@ export class SignedClient {
       ...(bytes !== undefined ? { body: bytes } : {}),
       headers: () => ({
         accept: 'application/json',
+        ...this.team,
         ...(bytes !== undefined ? { 'content-type': 'application/json' } : {}),
         // The signature covers the path without its query, as the console checks it (docs/signing.md).
         ...this.sign(method, path.split('?')[0]!, bytes ?? ''),
@@ -74,8 +84,9 @@ export class SignedClient {
     }
   }
 
+  /** The person the key belongs to and the team it acts in, with their role there. */
   me() {
-    return this.request<Record<string, unknown>>('GET', '/api/account/me');
+    return this.request<Me>('GET', '/api/account/me');
   }
 
   async servers() {
@@ -117,6 +128,29 @@ export class SignedClient {
   /** The body the console checks with `openTicketRequest` (packages/protocol/src/requests/tickets.ts). */
   async openTicket(input: OpenTicketRequest) {
     return (await this.request<{ ticket: Ticket }>('POST', '/api/tickets', input)).ticket;
+  }
+
+  /** The agent version the console serves, how many servers run another, and the rollouts, newest first (docs/fleet.md, "Agent updates"). */
+  agentUpdates() {
+    return this.request<{ served_version: string | null; signed: boolean; outdated: number; rollouts: Rollout[] }>(
+      'GET',
+      '/api/agent-updates',
+    );
+  }
+
+  /** One rollout and each of its servers. */
+  agentUpdate(id: number) {
+    return this.request<{ rollout: Rollout; servers: RolloutServer[] }>('GET', `/api/agent-updates/${id}`);
+  }
+
+  /** Starts a rollout of the served agent version; the body the console checks with `startRolloutRequest`. */
+  async startAgentUpdate(input: StartRolloutRequest) {
+    return (await this.request<{ rollout: Rollout }>('POST', '/api/agent-updates', input)).rollout;
+  }
+
+  /** Cancels a running rollout: servers not yet offered are skipped. */
+  async cancelAgentUpdate(id: number) {
+    return (await this.request<{ rollout: Rollout }>('POST', `/api/agent-updates/${id}/cancel`, {})).rollout;
   }
 
   reply(ticketId: number, message: string) {

@@ -33,6 +33,22 @@ export interface RawAnswer {
   text: string;
 }
 
+/** What the console clients (v1 and signed) take beside the transport's options. */
+export interface ConsoleClientOptions extends TransportOptions {
+  /**
+   * The team to act in, sent as `X-Palisade-Team` on every request. A token or signing key acts in
+   * its own team only: naming another answers 404 (docs/teams.md). Absent: the credential's team.
+   */
+  team?: number;
+}
+
+/** The header naming the team, or none: checked once, when a client is made. */
+export function teamHeader(team: number | undefined): Record<string, string> {
+  if (team === undefined) return {};
+  if (!Number.isSafeInteger(team) || team < 1) throw new TypeError(`team must be a positive integer, got ${team}`);
+  return { 'x-palisade-team': String(team) };
+}
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One place for timeouts, 429 retries and turning error answers into PalisadeError. */

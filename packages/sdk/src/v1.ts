@@ -1,7 +1,7 @@
 import type { Account, BenchmarkRun, ServerDetail, ServerSummary } from '@palisade/protocol';
-import { Transport, type TransportOptions, unwrap } from './transport.js';
+import { type ConsoleClientOptions, Transport, teamHeader, unwrap } from './transport.js';
 
-export interface V1ClientOptions extends TransportOptions {
+export interface V1ClientOptions extends ConsoleClientOptions {
   /** A personal access token `svc_…`. */
   token: string;
 }
@@ -10,21 +10,24 @@ export interface V1ClientOptions extends TransportOptions {
 export class V1Client {
   private readonly transport: Transport;
   private readonly token: string;
+  private readonly team: Record<string, string>;
 
   constructor(options: V1ClientOptions) {
     this.transport = new Transport(options);
     this.token = options.token;
+    this.team = teamHeader(options.team);
   }
 
   private async get<T>(path: string): Promise<T> {
     const answer = await this.transport.send({
       method: 'GET',
       path,
-      headers: () => ({ authorization: `Bearer ${this.token}`, accept: 'application/json' }),
+      headers: () => ({ authorization: `Bearer ${this.token}`, accept: 'application/json', ...this.team }),
     });
     return unwrap<T>(answer);
   }
 
+  /** The person the token belongs to and the team it acts in, with their role there. */
   me(): Promise<Account> {
     return this.get<Account>('/api/v1/me');
   }

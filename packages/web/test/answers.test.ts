@@ -67,8 +67,8 @@ describe('fetchers read the answers the protocol describes', () => {
 
   test('a ticket comes with its messages, each with its body and who wrote it', async () => {
     const messages = [
-      { id: 1, author_role: 'user', body: 'The disk is full', created_at: 1 },
-      { id: 2, author_role: 'admin', body: 'Cleaned up', created_at: 2 },
+      { id: 1, author_role: 'user', author_person_id: 3, author_name: 'Ann', body: 'The disk is full', created_at: 1 },
+      { id: 2, author_role: 'admin', author_person_id: null, author_name: 'Ops', body: 'Cleaned up', created_at: 2 },
     ];
     answer('/api/tickets/4', 'ticket', { data: { ticket: { ...ticket, messages } } });
     const got = await getTicket('user', 4);

@@ -6,12 +6,33 @@ import {
   ApiError,
   errorFromAnswer,
   errorText,
+  fieldError,
   isPermissionError,
+  otherError,
   PERMISSION_REQUIRED,
   proxyRequest,
   request,
+  setRequestTeam,
+  setTwoFactorRequiredHandler,
   setUnauthorizedHandler,
 } from '../src/lib/api';
+
+describe('lib/api: a message about a field goes under that field, in words', () => {
+  test('fieldError and otherError', () => {
+    const m = "old_password: not the account's current password";
+    assert.equal(fieldError(m, 'old_password'), "Not the account's current password.");
+    assert.equal(fieldError(m, 'new_password'), undefined);
+    assert.equal(otherError(m, ['old_password', 'new_password']), null);
+    assert.equal(otherError(m, ['code']), m);
+    assert.equal(
+      fieldError('code: already used; wait for the next one', 'code'),
+      'Already used; wait for the next one.',
+    );
+    assert.equal(fieldError('code: wrong code!', 'code'), 'Wrong code!');
+    assert.equal(otherError(null, ['code']), null);
+    assert.equal(fieldError(null, 'code'), undefined);
+  });
+});
 
 describe('lib/api: one place turns an answer into an error', () => {
   test('status, the console sentence and an optional code', () => {
@@ -57,6 +78,8 @@ describe('lib/api over real HTTP', () => {
       if (req.url === '/api/ok?a=1&b=two') return json(200, { data: { answer: 42 } });
       if (req.url === '/api/bare') return json(200, { answer: 42 });
       if (req.url === '/api/forbidden') return json(403, { error: 'this needs the control.edit permission' });
+      if (req.url === '/api/servers')
+        return json(403, { error: 'this team requires two-factor sign-in', code: 'two_factor_required' });
       if (req.url === '/api/account/me') return json(401, { error: 'sign in first' });
       return json(404, { error: 'not found' });
     });
@@ -87,5 +110,23 @@ describe('lib/api over real HTTP', () => {
     await assert.rejects(request('GET', '/api/account/me'), (err: unknown) => (err as ApiError).status === 401);
     setUnauthorizedHandler(null);
     assert.equal(calls, 1);
+  });
+
+  test('a 403 two_factor_required calls its handler once, with the team the call acted in; it is no permission error', async () => {
+    const teams: (number | null)[] = [];
+    setTwoFactorRequiredHandler((team) => teams.push(team));
+    setRequestTeam(7);
+    try {
+      await assert.rejects(
+        request('GET', '/api/servers'),
+        (err: unknown) => err instanceof ApiError && err.code === 'two_factor_required' && !isPermissionError(err),
+      );
+      await assert.rejects(request('POST', '/api/forbidden', { body: {} }), (err: unknown) => isPermissionError(err));
+    } finally {
+      setTwoFactorRequiredHandler(null);
+      setRequestTeam(null);
+    }
+    assert.deepEqual(teams, [7]);
+    assert.ok(seen.includes('GET /api/servers'));
   });
 });

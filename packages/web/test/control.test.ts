@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CONTROL_PATHS } from '@palisade/protocol/control';
+import { offerText, servicesToOffer } from '../src/features/protection/api/enable-found-services';
 import {
   CONTROL_LIST_FIELD,
   controlKey,
@@ -53,5 +54,50 @@ describe('features/protection/api/get-control', () => {
     );
     assert.equal(controlProblem(new ApiError(404, 'no route')).kind, 'missing');
     assert.equal(controlProblem(new ApiError(502, 'agent unreachable')).kind, 'down');
+  });
+});
+
+describe('features/protection/api/enable-found-services', () => {
+  const shipped = { description: '', file: '/var/log/x', threshold: 5, window_s: 60, ban_s: 60 };
+  const answer = {
+    patterns: [
+      {
+        name: 'nginx-auth',
+        file: '/x',
+        regex: '(?<ip>x)',
+        threshold: 5,
+        window_s: 60,
+        ban_s: 60,
+        matches: 0,
+        bans: 0,
+        file_error: null,
+      },
+    ],
+    shipped: [{ name: 'sshd', ...shipped }],
+    services: [
+      { service: 'sshd', patterns: ['sshd'], found: '/usr/sbin/sshd', enabled: false },
+      { service: 'nginx', patterns: ['nginx-auth', 'http-scan'], found: '/usr/sbin/nginx', enabled: false },
+      { service: 'apache', patterns: ['apache-auth', 'http-scan-apache'], found: null, enabled: false },
+      { service: 'postfix', patterns: ['postfix'], found: '/usr/sbin/postfix', enabled: true },
+    ],
+  };
+
+  test('offers the services found whose patterns are not all enabled, with the patterns still to enable', () => {
+    const offers = servicesToOffer(answer);
+    assert.deepEqual(offers, [
+      { service: 'sshd', found: '/usr/sbin/sshd', patterns: ['sshd'] },
+      { service: 'nginx', found: '/usr/sbin/nginx', patterns: ['http-scan'] },
+    ]);
+    assert.equal(offerText(offers), 'sshd and nginx found: enable their patterns');
+    assert.equal(offerText(offers.slice(0, 1)), 'sshd found: enable its patterns');
+    assert.equal(
+      offerText([...offers, { service: 'dovecot', found: '/usr/sbin/dovecot', patterns: ['dovecot'] }]),
+      'sshd, nginx and dovecot found: enable their patterns',
+    );
+  });
+
+  test('an agent that reports no services is offered nothing', () => {
+    const { services: _services, ...older } = answer;
+    assert.deepEqual(servicesToOffer(older), []);
   });
 });

@@ -83,6 +83,8 @@ describe("form checks: the console's own schemas, its messages under each field"
       threshold: '0',
       window_s: 'x',
       ban_s: '60',
+      source: 'file',
+      journal: '',
     };
     assert.deepEqual(errorsOf(checkBlockPattern(values)), {
       regex: 'Include a named group for the address: (?<ip>…)',
@@ -95,6 +97,43 @@ describe("form checks: the console's own schemas, its messages under each field"
     const ok = checkBlockPattern({ ...values, regex: 'from (?<ip>\\S+)', threshold: '5', window_s: '60' });
     assert.ok(ok.ok);
     assert.equal(toBlockPattern(ok.value).threshold, 5);
+    assert.equal(toBlockPattern(ok.value).source, 'file');
+    assert.equal('journal' in toBlockPattern(ok.value), false, 'no journal field when none is given');
+  });
+
+  test("block pattern: source and journal, refused in the agent's words naming the field", () => {
+    const values = {
+      name: 'app',
+      file: '/var/log/app.log',
+      regex: 'denied for (?<ip>\\S+)',
+      threshold: '5',
+      window_s: '60',
+      ban_s: '600',
+      source: 'journal',
+      journal: '',
+    };
+    assert.deepEqual(errorsOf(checkBlockPattern(values)), {
+      journal: 'journal: expected the syslog identifiers or units to read, e.g. ["sshd", "ssh.service"]',
+    });
+    assert.deepEqual(errorsOf(checkBlockPattern({ ...values, journal: 'app.service, bad name!' })), {
+      journal:
+        'journal: expected 1 to 8 syslog identifiers or unit names (letters, digits, "@", ".", "_", ":", "/", "-"), e.g. ["sshd", "ssh.service"]',
+    });
+    assert.deepEqual(errorsOf(checkBlockPattern({ ...values, source: 'syslog' })), {
+      source: 'source: expected "auto", "file" or "journal"',
+    });
+    const ok = checkBlockPattern({ ...values, journal: 'app.service,  postfix/smtpd' });
+    assert.ok(ok.ok);
+    assert.deepEqual(toBlockPattern(ok.value), {
+      name: 'app',
+      file: '/var/log/app.log',
+      regex: 'denied for (?<ip>\\S+)',
+      threshold: 5,
+      window_s: 60,
+      ban_s: 600,
+      source: 'journal',
+      journal: ['app.service', 'postfix/smtpd'],
+    });
   });
 
   test('list entry: one IP or CIDR, a note, whole minutes', () => {

@@ -76,6 +76,10 @@ export function createCheckin(opts: {
   body: () => { sample?: BufferedSample } & Record<string, unknown>;
   /** Told of each body the console answered 2xx. */
   delivered?: (body: Record<string, unknown>) => void;
+  /** Awaited before each body is made (the update files root may have written); never throws. */
+  prepare?: () => Promise<void>;
+  /** The answer's `update` (an offer, unchecked), when it carries one. */
+  offered?: (update: unknown) => void;
   version: string;
   jobs: JobRunner;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -154,9 +158,11 @@ export function createCheckin(opts: {
     const mine = generation;
     const target = enrolment;
     status.last_attempt_at = clock();
-    const body = opts.body();
-    const past = buffer.slice(0, PAST_PER_CHECKIN);
     try {
+      await opts.prepare?.();
+      if (mine !== generation) return;
+      const body = opts.body();
+      const past = buffer.slice(0, PAST_PER_CHECKIN);
       let answer: { status: number; body: string };
       try {
         answer = await post(
@@ -205,6 +211,7 @@ export function createCheckin(opts: {
       const data = parseAnswer(answer.body);
       if (data.intervalS !== null) consoleIntervalS = data.intervalS;
       for (const job of data.jobs) opts.jobs.accept(job);
+      if (data.update !== undefined) opts.offered?.(data.update);
       if (status.consecutive_failures > 0) log('info', 'check-in: the console answers again');
       status.consecutive_failures = 0;
       status.backoff_s = null;
@@ -271,14 +278,20 @@ function errorText(body: string): string {
   return '';
 }
 
-/** `{data:{interval_s, jobs}}`; anything missing or odd is ignored rather than trusted. */
-export function parseAnswer(body: string): { intervalS: number | null; jobs: unknown[] } {
-  let data: { interval_s?: unknown; jobs?: unknown } = {};
+/**
+ * `{data:{interval_s, jobs, update}}`; anything missing or odd is ignored rather than trusted. The
+ * update offer is passed on unchecked: the update module checks it (packages/agent/src/update/offer.ts).
+ */
+export function parseAnswer(body: string): { intervalS: number | null; jobs: unknown[]; update?: unknown } {
+  let data: { interval_s?: unknown; jobs?: unknown; update?: unknown } = {};
   try {
     const parsed = JSON.parse(body) as { data?: unknown };
     if (parsed.data && typeof parsed.data === 'object') data = parsed.data as typeof data;
   } catch {}
   const i = data.interval_s;
   const intervalS = typeof i === 'number' && Number.isInteger(i) && i >= 1 && i <= 86_400 ? i : null;
-  return { intervalS, jobs: Array.isArray(data.jobs) ? data.jobs : [] };
+  const jobs = Array.isArray(data.jobs) ? data.jobs : [];
+  return data.update !== undefined && data.update !== null
+    ? { intervalS, jobs, update: data.update }
+    : { intervalS, jobs };
 }

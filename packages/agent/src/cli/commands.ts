@@ -9,6 +9,8 @@ import { OutboundError, postJson } from '../lib/outbound.js';
 import { tokenLast4 } from '../lib/tokens.js';
 import { publicAddress, readFacts } from '../measure/facts.js';
 import { Sampler } from '../measure/sampler.js';
+import { findServices } from '../protection/host-services.js';
+import { patternSources, REAL_LOG_HOST } from '../protection/log-sources.js';
 import type { DaemonStatus } from '../runtime.js';
 import { readStoredKey, rotateKey } from '../state/agent-key.js';
 import {
@@ -131,6 +133,8 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
     host: facts,
     daemon: running,
     measurement_errors: running ? running.errors : measured,
+    log_patterns: patternSources(stateDir),
+    services: findServices(REAL_LOG_HOST),
   };
   if (asJson) {
     ctx.print(JSON.stringify(info, null, 2));
@@ -176,6 +180,25 @@ export async function infoCommand(ctx: CliContext, stateDir: string, choice: Con
   p(
     `measurements: ${errors.length === 0 ? 'all available' : errors.map(([k, v]) => `${k} unavailable (${v})`).join('; ')}`,
   );
+  // The services the shipped patterns protect, as found here (docs/protection.md, "Services found on the host").
+  const found = Object.entries(info.services).filter(([, at]) => at !== null);
+  const missing = Object.entries(info.services).filter(([, at]) => at === null);
+  const protect = config?.protection.protect;
+  p(
+    `services:     ${found.length > 0 ? `found ${found.map(([s, at]) => `${s} (${at})`).join(', ')}` : 'none found'}${missing.length > 0 ? `; not found: ${missing.map(([s]) => s).join(', ')}` : ''}; protection.protect = ${protect === null || protect === undefined ? '(unset)' : protect === 'auto' ? 'auto' : protect.join(',')}`,
+  );
+  // Which log each block pattern reads here (`source: auto` resolved) and whether this user can read it.
+  const uid = process.getuid?.();
+  p(
+    `log patterns: sources as ${uid === 0 ? 'root' : `uid ${uid}`} sees them (docs/protection.md, "Where a pattern reads")`,
+  );
+  if (info.log_patterns.error) p(`  patterns.json not read: ${info.log_patterns.error}`);
+  const width = Math.max(12, ...info.log_patterns.rows.map((r) => r.name.length));
+  for (const r of info.log_patterns.rows) {
+    p(
+      `  ${r.name.padEnd(width)} ${r.enabled ? 'enabled' : 'shipped'}, ${r.source}: ${r.reads} — ${r.problem ?? 'readable'}`,
+    );
+  }
 }
 
 /** Where the outbound mode came from: the enrolment (the console could not reach this agent) or the config. */

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { OutboundError, sendJson } from '../lib/outbound.js';
 import { readEnrolment } from '../state/enrolment.js';
-import { statePaths } from '../state/state-dir.js';
+import { readFileNoFollow, statePaths } from '../state/state-dir.js';
 import { type CliContext, CliError } from './commands.js';
 
 export interface UninstallOptions {
@@ -14,6 +15,8 @@ export interface UninstallOptions {
 
 const EXE_BIN = '/usr/local/bin/palisade-agent';
 const SCRIPT_UNIT = '/etc/systemd/system/palisade-agent.service';
+/** The root updater's units the install script writes beside its own (docs/agent.md, "The root updater"). */
+const SCRIPT_UPDATE_UNITS = ['palisade-agent-update.path', 'palisade-agent-update.service'];
 const CONFIG_DIR = '/etc/palisade-agent';
 const LOG = '/var/log/palisade-agent.log';
 
@@ -51,6 +54,24 @@ async function stopAgents(bin: string): Promise<number[]> {
   for (let i = 0; i < 100 && agentProcesses(bin).length > 0; i++) await pause(100);
   for (const pid of agentProcesses(bin)) process.kill(pid, 'SIGKILL');
   return pids;
+}
+
+/**
+ * `palisade-agent supervise` (the install script's, without systemd) restarts the agent when it
+ * stops: it goes first, and stops its agent itself. Its pid file is in a directory the agent's user
+ * owns: the pid is signalled only when it runs the agent's executable.
+ */
+async function stopSupervisor(bin: string, stateDir: string): Promise<number | null> {
+  let pid: number;
+  try {
+    pid = Number.parseInt(readFileNoFollow(join(stateDir, 'supervisor.pid')).slice(0, 32).trim(), 10);
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 1 || !agentProcesses(bin).includes(pid)) return null;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 150 && agentProcesses(bin).includes(pid); i++) await pause(100);
+  return pid;
 }
 
 /** `DELETE /api/agent/server` with the daemon token; nothing is removed here when the console cannot say yes. */
@@ -107,11 +128,15 @@ export async function uninstallCommand(ctx: CliContext, stateDir: string, o: Uni
     return;
   }
   if (!existsSync(EXE_BIN)) throw new CliError(`no palisade-agent package and no ${EXE_BIN}: nothing to remove`);
+  const units = [...SCRIPT_UPDATE_UNITS, 'palisade-agent.service'];
   if (existsSync('/run/systemd/system') && existsSync(SCRIPT_UNIT)) {
-    spawnSync('systemctl', ['disable', '--now', 'palisade-agent.service'], { stdio: 'ignore' });
-    rmSync(SCRIPT_UNIT, { force: true });
+    // The updater first: nothing swaps or restarts the agent while it goes.
+    spawnSync('systemctl', ['disable', '--now', ...units], { stdio: 'ignore' });
+    for (const unit of units) rmSync(`/etc/systemd/system/${unit}`, { force: true });
     spawnSync('systemctl', ['daemon-reload'], { stdio: 'ignore' });
-  } else rmSync(SCRIPT_UNIT, { force: true });
+  } else for (const unit of units) rmSync(`/etc/systemd/system/${unit}`, { force: true });
+  const supervisor = await stopSupervisor(EXE_BIN, stateDir);
+  if (supervisor !== null) ctx.print(`stopped its supervisor (pid ${supervisor})`);
   const stopped = await stopAgents(EXE_BIN);
   if (stopped.length > 0) ctx.print(`stopped the agent (pid ${stopped.join(', ')})`);
   const table = spawnSync('nft', ['list', 'table', 'inet', 'palisade'], { stdio: 'ignore' });
@@ -119,6 +144,7 @@ export async function uninstallCommand(ctx: CliContext, stateDir: string, o: Uni
     ctx.print('removed its nftables table (inet palisade)');
   }
   rmSync(EXE_BIN, { force: true });
+  rmSync(`${EXE_BIN}.prev`, { force: true });
   ctx.print(`removed ${EXE_BIN}`);
   if (o.purge) {
     for (const path of [CONFIG_DIR, stateDir, LOG]) rmSync(path, { recursive: true, force: true });

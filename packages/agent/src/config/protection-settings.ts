@@ -1,7 +1,7 @@
 // The protection keys of the config file (`protection.*`, `autofetch.feeds`), parsed here and
 // merged into the agent's one config parser.
 
-import { MAX_TTL_S } from '@palisade/protocol/control-schemas/standalone';
+import { MAX_TTL_S, PROTECTED_SERVICES, type ProtectedService } from '@palisade/protocol/control-schemas/standalone';
 
 /** A blocklist feed from `autofetch.feeds`. */
 export interface FeedDefinition {
@@ -29,7 +29,14 @@ export interface ProtectionSettings {
   /** Seconds of normal readings that end an attack. */
   attackEndS: number;
   feeds: FeedDefinition[];
+  /**
+   * `protection.protect`: the services whose shipped patterns the agent enables once (`auto`: every
+   * one found on the host); null when unset (docs/protection.md, "Services found on the host").
+   */
+  protect: ProtectSetting;
 }
+
+export type ProtectSetting = 'auto' | ProtectedService[] | null;
 
 export const DEFAULT_FEEDS: FeedDefinition[] = [
   { name: 'firehol_level1', url: 'https://iplists.firehol.org/files/firehol_level1.netset' },
@@ -51,6 +58,7 @@ export function defaultProtectionSettings(): ProtectionSettings {
     trafficMinPps: 5000,
     attackEndS: 10,
     feeds: DEFAULT_FEEDS.map((f) => ({ ...f })),
+    protect: null,
   };
 }
 
@@ -74,6 +82,22 @@ export function parseFeeds(raw: string): FeedDefinition[] {
     seen.add(m[1]!);
     return { name: m[1]!, url: url.toString() };
   });
+}
+
+const PROTECT_EXPECTED = `expected auto or service names from ${PROTECTED_SERVICES.join(', ')} (e.g. sshd,nginx)`;
+
+/** `auto`, or service names separated by commas or spaces (each once, in PROTECTED_SERVICES's order); empty is unset. */
+export function parseProtect(raw: string): ProtectSetting {
+  const items = raw.split(/[\s,]+/).filter((s) => s !== '');
+  if (items.length === 0) return null;
+  if (items.includes('auto')) {
+    if (items.length === 1) return 'auto';
+    throw new Error(`auto stands alone: ${PROTECT_EXPECTED}`);
+  }
+  for (const item of items)
+    if (!(PROTECTED_SERVICES as readonly string[]).includes(item))
+      throw new Error(`unknown service "${item.slice(0, 40)}": ${PROTECT_EXPECTED}`);
+  return PROTECTED_SERVICES.filter((s) => items.includes(s));
 }
 
 type Setter = (c: { protection: ProtectionSettings }, raw: string) => void;
@@ -118,6 +142,9 @@ export const PROTECTION_SETTERS: Record<string, Setter> = {
   },
   'protection.attack_end_s': (c, raw) => {
     c.protection.attackEndS = whole(1, 3600, raw);
+  },
+  'protection.protect': (c, raw) => {
+    c.protection.protect = parseProtect(raw);
   },
   'autofetch.feeds': (c, raw) => {
     c.protection.feeds = parseFeeds(raw);

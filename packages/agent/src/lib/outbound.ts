@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
 import http from 'node:http';
 
 export interface OutboundAnswer {
@@ -87,3 +89,81 @@ function describeNetworkError(err: NodeJS.ErrnoException): string {
   if (agg.errors && agg.errors.length > 0) return agg.errors.map((e) => e.message).join('; ');
   return err.message || err.code || 'network error';
 }
+
+/** What `getToFile` wrote: its size and SHA-256 (hex), hashed as it arrived. */
+export interface Downloaded {
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * GETs `url` into the open file `fd`, streamed, refusing an answer other than 200 or one larger
+ * than `maxBytes` (by its content-length, or as it arrives); the exchange fails when the console
+ * is silent for `idleMs`. The same client as the check-ins (the console URL, its TLS), no token:
+ * the console serves `/install/` files to anyone (packages/console/src/routes/install/index.ts).
+ */
+export const getToFile = (url: string, fd: number, maxBytes: number, idleMs: number): Promise<Downloaded> =>
+  new Promise((resolve, reject) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      reject(new OutboundError('unreachable', `bad URL ${url}`));
+      return;
+    }
+    const client = target.protocol === 'https:' ? process.getBuiltinModule('node:https') : http;
+    const hash = createHash('sha256');
+    let settled = false;
+    const finish = (err: Error | null, value?: Downloaded) => {
+      if (settled) return;
+      settled = true;
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(value!);
+    };
+    const req = client.request(
+      target,
+      { method: 'GET', agent: false, headers: { 'user-agent': 'palisade-agent' } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          finish(new OutboundError('unreachable', `${target.pathname}: the console answered HTTP ${res.statusCode}`));
+          return;
+        }
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          finish(new Error(`${target.pathname}: ${declared} bytes, more than the ${maxBytes} allowed`));
+          return;
+        }
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (settled) return;
+          bytes += chunk.length;
+          if (bytes > maxBytes) {
+            finish(new Error(`${target.pathname}: more than the ${maxBytes} bytes allowed`));
+            return;
+          }
+          hash.update(chunk);
+          let written = 0;
+          try {
+            while (written < chunk.length) written += writeSync(fd, chunk, written);
+          } catch (err) {
+            finish(err as Error);
+          }
+        });
+        res.on('end', () => finish(null, { bytes, sha256: hash.digest('hex') }));
+        res.on('error', (err) => finish(new OutboundError('unreachable', `${target.pathname}: ${err.message}`)));
+        res.on('close', () => {
+          if (!res.complete) finish(new OutboundError('unreachable', `${target.pathname}: the download was cut off`));
+        });
+      },
+    );
+    req.setTimeout(idleMs, () =>
+      finish(new OutboundError('timeout', `${target.pathname}: no data for ${Math.round(idleMs / 1000)} s`)),
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish(new OutboundError('unreachable', describeNetworkError(err))),
+    );
+    req.end();
+  });

@@ -3,6 +3,7 @@ import type { ProtectionSettings } from '../config/protection-settings.js';
 import type { AgentDeps } from '../deps.js';
 import type { Log } from '../log.js';
 import type { SetName } from './firewall.js';
+import type { LogHost } from './log-sources.js';
 import type { StateStore } from './store.js';
 
 /** Cancels a timer made by `Timers`. */
@@ -21,6 +22,8 @@ export interface ProtectionDeps extends AgentDeps {
   timers: Timers;
   /** Every address of a host name. */
   resolve(host: string): Promise<string[]>;
+  /** Where block patterns find logs and the journal; the real host when absent (log-sources.ts). */
+  logs?: LogHost;
 }
 
 export function realTimers(): Timers {
@@ -40,7 +43,9 @@ export function realTimers(): Timers {
 }
 
 /** The daemon's deps, with the real timers and resolver where it does not provide them. */
-export function protectionDeps(deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve'>>): ProtectionDeps {
+export function protectionDeps(
+  deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve' | 'logs'>>,
+): ProtectionDeps {
   return {
     ...deps,
     timers: deps.timers ?? realTimers(),

@@ -84,7 +84,7 @@ export class Detection {
     }
     const table = countSockets(texts, settings.sshPorts);
     this.lastSockets = table;
-    this.guard.setSshPeers(table.sshPeers);
+    await this.guard.setSshPeers(table.sshPeers);
     const floods: Record<'conn_flood' | 'syn_flood', { ip: string; hits: number }[]> = {
       conn_flood: [],
       syn_flood: [],

@@ -46,8 +46,8 @@ export type { ListName } from './list-book.js';
 export { TASKS, type TaskName } from './schedule.js';
 
 export interface EngineOptions {
-  /** The daemon's deps; timers and DNS default to the real ones when absent. */
-  deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve'>>;
+  /** The daemon's deps; timers, DNS and where logs are default to the real ones when absent. */
+  deps: AgentDeps & Partial<Pick<ProtectionDeps, 'timers' | 'resolve' | 'logs'>>;
   log: Log;
   stateDir: string;
   settings: ProtectionSettings;
@@ -85,6 +85,8 @@ export class ProtectionEngine implements ProtectionProvider {
   private cancelTick: Cancel | null = null;
   private cancelConsole: Cancel | null = null;
   private ticking = false;
+  /** Detection rounds finished since start: shown in /metrics, so a check can count rounds instead of waiting. */
+  private rounds = 0;
   private errors: Record<string, string> = {};
   private stopped = false;
 
@@ -119,7 +121,7 @@ export class ProtectionEngine implements ProtectionProvider {
       () => this.detection.rates,
       o.onBan,
     );
-    this.patterns = new PatternWatch(this.ctx, this.response);
+    this.patterns = new PatternWatch(this.ctx, this.response, (ip) => this.guard.sessionAccepted(ip));
     this.detection = new Detection(this.ctx, this.book, this.guard, this.response);
     this.schedule = new Schedule(this.ctx, (task) => this.runTask(task));
     this.enforcer.use({
@@ -163,6 +165,7 @@ export class ProtectionEngine implements ProtectionProvider {
 
   private async begin() {
     await this.guard.refreshConsole();
+    await this.patterns.applyProtect(this.settings.protect);
     await this.tick();
     if (this.geo.mode !== 'off') await this.geo.load();
     await this.enforcer.applyAll();
@@ -194,6 +197,10 @@ export class ProtectionEngine implements ProtectionProvider {
       this.enforcer.markDirty('feed');
     }
     this.startTimers();
+    // A changed protection.protect is applied at a reload too, not only at the next start.
+    this.patterns
+      .applyProtect(next.protect)
+      .catch((err: Error) => this.o.log('warn', `protection.protect not applied: ${err.message}`));
   }
 
   async stop(): Promise<void> {
@@ -247,6 +254,7 @@ export class ProtectionEngine implements ProtectionProvider {
       this.patterns.check();
       this.response.endQuiet(now);
       if (this.stopped) this.response.abandonJob();
+      this.rounds++;
     } catch (err) {
       this.errors.detection = (err as Error).message;
     } finally {
@@ -270,6 +278,7 @@ export class ProtectionEngine implements ProtectionProvider {
       autofetch: this.feeds.summary(),
       patterns: this.patterns.size,
       baseline_samples: this.detection.baselineSamples(),
+      detection_rounds: this.rounds,
       rates: { rx_pps: Math.round(this.detection.rates.pps), rx_bps: Math.round(this.detection.rates.bps) },
       ...this.enforcer.status(),
       errors: { ...(this.guard.error ? { console: this.guard.error } : {}), ...this.errors },

@@ -2,9 +2,11 @@ import { contains, isLoopback, type Network, parseAddress } from '../lib/net.js'
 import type { FeatureContext } from './context.js';
 import { disjoint, type Element, elementOf } from './firewall.js';
 import type { IpList } from './lists.js';
+import { loggedInHosts } from './ssh-sessions.js';
 
 /**
- * Addresses never blocked: the whitelist, the peers of active SSH sessions (reported by detection),
+ * Addresses never blocked: the whitelist, the peers of SSH sessions someone logged in to
+ * (ssh-sessions.ts: connected, and in utmp or seen `Accepted` in sshd's log),
  * the console this agent enrolled with (the addresses kept with the enrolment, learnt the moment it
  * is stored, and its host resolved through the deps' DNS at each enrolment and every 10 minutes) and
  * loopback (a busy local database pool is not an attack, and banning it would cut the host off
@@ -12,6 +14,8 @@ import type { IpList } from './lists.js';
  */
 export class Guard {
   private sshPeers = new Set<string>();
+  /** Peers sshd's log said logged in, kept while they stay connected to an SSH port. */
+  private accepted = new Set<string>();
   private consoleIps = new Set<string>();
   /** The console's addresses from the last DNS answer (kept until the next one). */
   private resolved = new Set<string>();
@@ -70,7 +74,19 @@ export class Guard {
     return disjoint(out);
   }
 
-  setSshPeers(peers: Set<string>): void {
+  /** sshd logged a log-in from `ip` (a block pattern's source read the line). */
+  sessionAccepted(ip: string): void {
+    this.accepted.add(ip);
+  }
+
+  /**
+   * The peers connected to an SSH port now (detection's socket scan): the sessions among them are
+   * the ones in utmp or logged in according to sshd. A guesser is connected too, but never either.
+   */
+  async setSshPeers(connected: Set<string>): Promise<void> {
+    const logged = await loggedInHosts(this.ctx.deps.logs?.root ?? '/');
+    for (const ip of this.accepted) if (!connected.has(ip)) this.accepted.delete(ip);
+    const peers = new Set([...connected].filter((ip) => logged.has(ip) || this.accepted.has(ip)));
     if ([...peers].sort().join() === [...this.sshPeers].sort().join()) return;
     this.sshPeers = peers;
     this.ctx.markDirty('allow');

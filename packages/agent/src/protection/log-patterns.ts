@@ -7,6 +7,7 @@ import {
   type BlockPatternBody,
   blockPatternBody,
   checkControl,
+  JOURNAL_REQUIRED,
   MAX_REGEX,
   MAX_TTL_S,
 } from '@palisade/protocol/control-schemas/standalone';
@@ -22,12 +23,17 @@ export interface ShippedPattern extends BlockPattern {
 // Written without nested repetition, so the shipped patterns pass the check custom ones get.
 const IP = '(?<ip>[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]+)';
 
+/** Combined-format access log lines probing for what scanners look for, answered 4xx or 5xx (nginx and Apache alike). */
+const HTTP_SCAN = `^${IP} \\S+ \\S+ \\[[^\\]]+\\] "[A-Z]+ [^"]*(?:wp-login\\.php|xmlrpc\\.php|/\\.env|/\\.git/|phpmyadmin|/cgi-bin/|\\.\\./|/etc/passwd|/vendor/phpunit)[^"]*" (?:4\\d\\d|5\\d\\d) `;
+
 /** Ready patterns, enabled with `POST /block-pattern {"name": "sshd"}`; test/fixtures/logs holds a sample line for each. */
 export const SHIPPED_PATTERNS: ShippedPattern[] = [
   {
     name: 'sshd',
     description: 'OpenSSH: failed passwords and keys, invalid users, pre-auth disconnects',
     file: '/var/log/auth.log',
+    source: 'auto',
+    journal: ['sshd', 'ssh.service', 'sshd.service'],
     regex: `sshd\\[\\d+\\]: (?:Failed (?:password|publickey|keyboard-interactive/pam) for (?:invalid user )?\\S* ?from|Invalid user \\S* ?from|(?:Connection closed by|Disconnected from) (?:authenticating|invalid) user \\S* ?|error: maximum authentication attempts exceeded for (?:invalid user )?\\S* ?from|Did not receive identification string from|Unable to negotiate with) ${IP}`,
     threshold: 5,
     window_s: 600,
@@ -37,6 +43,8 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'nginx-auth',
     description: 'nginx basic auth: unknown users and wrong passwords (error.log)',
     file: '/var/log/nginx/error.log',
+    source: 'auto',
+    journal: ['nginx.service'],
     regex: `user "[^"]*"(?: was not found in "[^"]*"|: password mismatch), client: ${IP}`,
     threshold: 5,
     window_s: 600,
@@ -46,6 +54,7 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'apache-auth',
     description: 'Apache basic auth: unknown users and wrong passwords (error.log)',
     file: '/var/log/apache2/error.log',
+    source: 'auto',
     regex: `\\[client \\[?${IP}\\]?(?::\\d+|)\\] AH0(?:1617|1618|1614): (?:user \\S+(?: not found|: authentication failure)|client used wrong authentication scheme)`,
     threshold: 5,
     window_s: 600,
@@ -53,9 +62,20 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
   },
   {
     name: 'http-scan',
-    description: 'nginx or Apache access log: probes for wp-login, .env, .git, phpMyAdmin, path traversal',
+    description: 'nginx access log: probes for wp-login, .env, .git, phpMyAdmin, path traversal',
     file: '/var/log/nginx/access.log',
-    regex: `^${IP} \\S+ \\S+ \\[[^\\]]+\\] "[A-Z]+ [^"]*(?:wp-login\\.php|xmlrpc\\.php|/\\.env|/\\.git/|phpmyadmin|/cgi-bin/|\\.\\./|/etc/passwd|/vendor/phpunit)[^"]*" (?:4\\d\\d|5\\d\\d) `,
+    source: 'auto',
+    regex: HTTP_SCAN,
+    threshold: 3,
+    window_s: 300,
+    ban_s: 86400,
+  },
+  {
+    name: 'http-scan-apache',
+    description: 'Apache access log: probes for wp-login, .env, .git, phpMyAdmin, path traversal',
+    file: '/var/log/apache2/access.log',
+    source: 'auto',
+    regex: HTTP_SCAN,
     threshold: 3,
     window_s: 300,
     ban_s: 86400,
@@ -64,6 +84,8 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'postfix',
     description: 'Postfix: SASL authentication failures and rejected relaying',
     file: '/var/log/mail.log',
+    source: 'auto',
+    journal: ['postfix/smtpd', 'postfix/submission/smtpd', 'postfix/smtps/smtpd'],
     regex: `postfix/(?:submission/|smtps/)?smtpd\\[\\d+\\]: (?:warning: [-._\\w]+\\[${IP}\\]: SASL \\w+ authentication failed|NOQUEUE: reject: RCPT from [-._\\w]+\\[(?<ip2>[0-9a-fA-F:.]+)\\]: 5\\d\\d )`,
     threshold: 5,
     window_s: 600,
@@ -73,6 +95,8 @@ export const SHIPPED_PATTERNS: ShippedPattern[] = [
     name: 'dovecot',
     description: 'Dovecot IMAP/POP3: failed logins',
     file: '/var/log/mail.log',
+    source: 'auto',
+    journal: ['dovecot'],
     regex: `dovecot(?:\\[\\d+\\]|): (?:imap|pop3|submission|managesieve)-login: (?:Disconnected|Aborted login|Login aborted)[^\\n]*?auth failed[^\\n]*? rip=${IP}`,
     threshold: 5,
     window_s: 600,
@@ -151,6 +175,10 @@ export function patternOf(o: BlockPatternBody): BlockPattern {
   }
   if (!regex.includes('(?<ip>')) throw new InputError('regex: needs a named group for the address: (?<ip>…)');
   checkBacktracking(regex);
+  // A file given by hand means that file, unless a source is given too (docs/protection.md, "Where a pattern reads").
+  const source = o.source ?? (o.file !== undefined ? 'file' : shipped?.source) ?? 'file';
+  const journal = o.journal ?? shipped?.journal;
+  if (source === 'journal' && !journal) throw new InputError(JOURNAL_REQUIRED);
   return {
     name: o.name,
     file,
@@ -158,6 +186,8 @@ export function patternOf(o: BlockPatternBody): BlockPattern {
     threshold: whole('threshold', 100_000),
     window_s: whole('window_s', 86_400),
     ban_s: whole('ban_s', MAX_TTL_S),
+    source,
+    ...(journal ? { journal: [...journal] } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { RENAMED_MIGRATIONS } from '../db/migrations/index.js';
+import { sqliteOptions } from '../packaged.js';
 
 const DATABASE = 'console.db';
 
@@ -26,7 +27,7 @@ export async function copySqlite(dataDir: string): Promise<{ bytes: Buffer; migr
   const scratch = mkdtempSync(join(tmpdir(), 'palisade-backup-')); // mode 0700: the copy holds secrets too
   try {
     const copy = join(scratch, DATABASE);
-    const db = new SQLite(source, { fileMustExist: true });
+    const db = new SQLite(source, { fileMustExist: true, ...sqliteOptions() });
     try {
       db.pragma('busy_timeout = 5000');
       await db.backup(copy);
@@ -40,7 +41,7 @@ export async function copySqlite(dataDir: string): Promise<{ bytes: Buffer; migr
 }
 
 function migrationsOf(file: string): string[] {
-  const db = new SQLite(file, { readonly: true, fileMustExist: true });
+  const db = new SQLite(file, { readonly: true, fileMustExist: true, ...sqliteOptions() });
   try {
     return db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[];
   } finally {
@@ -72,7 +73,7 @@ export function stageSqlite(dataDir: string, bytes: Buffer, migrations: string[]
     while (done < bytes.length) done += writeSync(fd, bytes, done);
     fsyncSync(fd);
     closeSync(fd);
-    const db = new SQLite(temp, { fileMustExist: true });
+    const db = new SQLite(temp, { fileMustExist: true, ...sqliteOptions() });
     try {
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new Error(`the database in the backup is damaged: ${String(check)}`);

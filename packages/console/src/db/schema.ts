@@ -1,7 +1,21 @@
-import type { ChannelKind, Metric, RuleKind, SecurityEventKind } from '@palisade/protocol';
+import type {
+  ChannelKind,
+  Metric,
+  RuleKind,
+  SecurityEventKind,
+  SignIn,
+  TeamPermission,
+  TeamRole,
+} from '@palisade/protocol';
 import type { Generated, Insertable, Kysely, Selectable } from 'kysely';
 
 /** Table types. Timestamps are epoch milliseconds; flags are 0/1 integers so both dialects agree. */
+
+/**
+ * A team (docs/teams.md): every table with an `account_id` is the team's. Since migration 0028 only
+ * `id`, `name` and `created_at` are read; the identity columns stay for SQLite's sake, filled with
+ * placeholders for new teams (docs/decisions.md, "Teams").
+ */
 export interface AccountsTable {
   id: Generated<number>;
   email: string;
@@ -18,11 +32,81 @@ export interface AccountsTable {
   totp_enabled_at: Generated<number | null>;
   /** The last time step whose code was taken: a code is good once. */
   totp_last_step: Generated<number | null>;
+  /** 1: every member must have two-factor sign-in on to act in the team (migration 0028). */
+  require_two_factor: Generated<number>;
+}
+
+/** Who signs in (migration 0028): a person belongs to teams through `team_members`. */
+export interface PeopleTable {
+  id: Generated<number>;
+  email: string;
+  name: string;
+  password_hash: string;
+  /** Console-wide: `admin` runs the console (catalog, every ticket), whatever the teams. */
+  role: 'user' | 'admin';
+  disabled_at: number | null;
+  created_at: number;
+  /** The TOTP secret, sealed (secrets.ts); null while two-factor sign-in is off. */
+  totp_secret_enc: string | null;
+  /** A secret being set up, until a code confirms it. */
+  totp_pending_enc: string | null;
+  totp_enabled_at: number | null;
+  /** The last time step whose code was taken: a code is good once. */
+  totp_last_step: number | null;
+}
+
+export interface TeamMembersTable {
+  account_id: number;
+  person_id: number;
+  role: TeamRole;
+  /** JSON arrays of `control.*` permissions added to or taken from the role (the admin CLI's grant/revoke). */
+  granted: Generated<string>;
+  revoked: Generated<string>;
+  created_at: number;
+}
+
+/** An invitation to a team (docs/teams.md): the link's token is kept as its SHA-256 only. */
+/** A sign-in on its way to the OpenID provider (migration 0029), taken once by the callback. */
+export interface OidcLoginsTable {
+  /** SHA-256 of the `state` sent to the provider. */
+  state_hash: string;
+  nonce: string;
+  /** The PKCE verifier (S256). */
+  code_verifier: string;
+  /** A path on this console (`/dashboard/...`). */
+  return_to: string;
+  created_at: number;
+}
+
+/** A provider's account (issuer, subject) linked to a person (migration 0029). */
+export interface PersonIdentitiesTable {
+  id: Generated<number>;
+  person_id: number;
+  issuer: string;
+  subject: string;
+  created_at: number;
+}
+
+export interface TeamInvitationsTable {
+  id: Generated<number>;
+  account_id: number;
+  token_hash: string;
+  /** Who it was sent to, when an address was given; anyone holding the link may accept it. */
+  email: string | null;
+  role: TeamRole;
+  invited_by: number | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  used_by: number | null;
+  revoked_at: number | null;
 }
 
 export interface SessionsTable {
   id_hash: string;
+  /** The team the session acts in when a request does not name one. */
   account_id: number;
+  person_id: number;
   created_at: number;
   expires_at: number;
   /** Updated at most once a minute (docs/security.md, "Account security"). */
@@ -33,7 +117,7 @@ export interface SessionsTable {
 
 export interface RecoveryCodesTable {
   id: Generated<number>;
-  account_id: number;
+  person_id: number;
   code_hash: string;
   used_at: number | null;
   created_at: number;
@@ -42,7 +126,7 @@ export interface RecoveryCodesTable {
 /** A sign-in whose password was right, waiting for its two-factor code. */
 export interface LoginChallengesTable {
   id_hash: string;
-  account_id: number;
+  person_id: number;
   failures: Generated<number>;
   created_at: number;
   expires_at: number;
@@ -51,6 +135,8 @@ export interface LoginChallengesTable {
 export interface AccessTokensTable {
   id: Generated<number>;
   account_id: number;
+  /** The person whose token it is: it acts in the team `account_id` only, with their role there. */
+  person_id: number;
   name: string;
   token_hash: string;
   last4: string;
@@ -291,6 +377,7 @@ export interface JobRoundsTable {
 export interface SigningKeysTable {
   id: Generated<number>;
   account_id: number;
+  person_id: number;
   name: string;
   key_hash: string;
   last4: string;
@@ -313,7 +400,10 @@ export interface Svc1SignaturesTable {
 
 export interface SecurityEventsTable {
   id: Generated<number>;
+  /** The team (a signing key's events). */
   account_id: number | null;
+  /** The person (sign-ins, two-factor, password): listed to them in every team. */
+  person_id: number | null;
   kind: SecurityEventKind;
   reason: string;
   key_last4: string | null;
@@ -337,7 +427,10 @@ export interface TicketsTable {
 export interface TicketMessagesTable {
   id: Generated<number>;
   ticket_id: number;
+  /** The team the message was written in (the ticket's, or a support admin's own). */
   author_id: number;
+  /** The person who wrote it; null for messages from before migration 0030, or of a closed account. */
+  author_person_id: number | null;
   author_role: 'user' | 'admin';
   body: string;
   created_at: number;
@@ -458,6 +551,11 @@ export interface DB {
   job_leases: JobLeasesTable;
   job_rounds: JobRoundsTable;
   accounts: AccountsTable;
+  people: PeopleTable;
+  team_members: TeamMembersTable;
+  team_invitations: TeamInvitationsTable;
+  oidc_logins: OidcLoginsTable;
+  person_identities: PersonIdentitiesTable;
   sessions: SessionsTable;
   recovery_codes: RecoveryCodesTable;
   login_challenges: LoginChallengesTable;
@@ -475,11 +573,67 @@ export interface DB {
   benchmark_runs: BenchmarkRunsTable;
   link_holders: LinkHoldersTable;
   link_relay_messages: LinkRelayMessagesTable;
+  agent_rollouts: AgentRolloutsTable;
+  agent_rollout_servers: AgentRolloutServersTable;
 }
 
 export type Database = Kysely<DB>;
+/** docs/fleet.md, "Agent updates": a rollout of one agent version, in waves. */
+export interface AgentRolloutsTable {
+  id: Generated<number>;
+  account_id: number;
+  version: string;
+  tag: string | null;
+  waves: string; // as formatRolloutWaves writes them: 1,10%,100%
+  health_timeout_s: number;
+  state: 'running' | 'completed' | 'failed' | 'cancelled';
+  current_wave: number; // 0-based
+  reason: string | null;
+  created_by: string; // who started it, in words
+  created_at: number;
+  finished_at: number | null;
+}
+
+/** One server's place in a rollout (UPDATE_SERVER_STATES). */
+export interface AgentRolloutServersTable {
+  rollout_id: number;
+  server_id: number;
+  wave: number;
+  state: 'pending' | 'offered' | 'downloading' | 'applying' | 'updated' | 'rolled_back' | 'failed' | 'skipped';
+  from_version: string | null;
+  reason: string | null;
+  offered_at: number | null;
+  updated_at: number;
+}
+
 export type AccountRow = Selectable<AccountsTable>;
 export type NewAccount = Insertable<AccountsTable>;
+export type PersonRow = Selectable<PeopleTable>;
+export type TeamMemberRow = Selectable<TeamMembersTable>;
+
+/**
+ * Who a request acts as (docs/teams.md): a person in one team. `id` is the team's, the `account_id`
+ * every query scopes by; `name`, `email` and `role` (console-wide) are the person's; `permissions`
+ * is the JSON array of the `control.*` permissions the member holds there (the seed's meaning),
+ * `team_permissions` everything their role and overrides grant.
+ */
+export interface Actor {
+  id: number;
+  person_id: number;
+  name: string;
+  email: string;
+  role: 'user' | 'admin';
+  permissions: string;
+  team_name: string;
+  team_role: TeamRole;
+  team_permissions: readonly TeamPermission[];
+  /** The team requires two-factor sign-in and the person has not turned it on: only their own routes answer. */
+  two_factor_missing: boolean;
+  /** How the person signs in: `single_sign_on` when they have no password (services/accounts.service.ts, `signInOf`). */
+  sign_in: SignIn;
+  /** When the person signed up. */
+  created_at: number;
+}
 export type ServerRow = Selectable<ServersTable>;
 export type EnrolmentTokenRow = Selectable<EnrolmentTokensTable>;
 export type SampleRow = Selectable<SamplesTable>;

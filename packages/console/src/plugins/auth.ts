@@ -1,16 +1,36 @@
 import { hasSvc1Headers, TOO_MANY_ATTEMPTS } from '@palisade/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccountRow } from '../db/schema.js';
-import { AppError, unauthorized } from '../errors.js';
+import type { Actor, PersonRow } from '../db/schema.js';
+import { AppError, badRequest, notFound, permissionRequired, unauthorized } from '../errors.js';
 import type { LimitVerdict } from './rate-limits.js';
 
 export const SESSION_COOKIE = 'pl_session';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    account: AccountRow | null;
+    /** Who the request acts as: a person in one team (db/schema.ts, `Actor`); `id` is the team's. */
+    account: Actor | null;
+    /** The signed-in person's row, on session requests (their password, two-factor, sessions). */
+    person: PersonRow | null;
     sessionId: string | null;
   }
+}
+
+/** The header a session request names the team it acts in with (docs/teams.md). */
+export const TEAM_HEADER = 'x-palisade-team';
+
+/** The team the request names, if any: a positive integer id, else 400 naming the header. */
+export function namedTeam(request: FastifyRequest): number | undefined {
+  if (request.routeOptions.config.teamFromParam) {
+    const { id } = request.params as { id: string };
+    if (!/^[1-9][0-9]{0,15}$/.test(id)) throw notFound('team');
+    return Number(id);
+  }
+  const value = request.headers[TEAM_HEADER];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[1-9][0-9]{0,15}$/.test(value))
+    throw badRequest('X-Palisade-Team: expected a team id (a positive integer)');
+  return Number(value);
 }
 
 function isHttps(request: FastifyRequest): boolean {
@@ -45,12 +65,17 @@ export function tooManyAttempts(resetS: number): AppError {
   return new AppError(429, TOO_MANY_ATTEMPTS, {}, { 'retry-after': String(resetS) });
 }
 
-/** Session cookie → request.account, or 401. */
+/** Session cookie → request.person and request.account (in the team the request names, else the session's), or 401; a team the person is not in is 404. */
 export async function requireSession(request: FastifyRequest) {
   const sessionId = readCookie(request, SESSION_COOKIE);
-  const account = sessionId ? await request.server.services.accounts.sessionAccount(sessionId, request.ip) : undefined;
-  if (!sessionId || !account) throw unauthorized('sign in first');
-  request.account = account;
+  const team = namedTeam(request);
+  const found = sessionId
+    ? await request.server.services.accounts.sessionAccount(sessionId, request.ip, team)
+    : undefined;
+  if (found === 'not_member') throw notFound('team');
+  if (!sessionId || !found) throw unauthorized('sign in first');
+  request.account = found.actor;
+  request.person = found.person;
   request.sessionId = sessionId;
 }
 
@@ -58,16 +83,20 @@ export async function requireSession(request: FastifyRequest) {
 export async function requireToken(request: FastifyRequest, reply: FastifyReply) {
   const raw = bearer(request);
   if (raw === null) throw unauthorized('missing token: send Authorization: Bearer svc_…');
-  const count = (tokenId: number) => request.server.limits.consume('token', String(tokenId));
+  const { limits } = request.server;
+  const count = (tokenId: number) => limits.consume('token', String(tokenId));
   // A lookup kept in memory is confirmed against the changes published so far while the request is
-  // counted (services/coherence/token-cache.ts).
-  const found = raw ? await request.server.services.tokens.authenticate(raw, count) : undefined;
+  // counted (services/coherence/token-cache.ts); counted in the database, by the counting statement.
+  const changeOf = limits.readsChangeCounter ? changeRead : undefined;
+  const found = raw ? await request.server.services.tokens.authenticate(raw, count, changeOf) : undefined;
   if (!found) throw unauthorized('invalid or revoked token');
   admit(request, reply, found.lookup.account, found.also);
 }
 
+const changeRead = (verdict: LimitVerdict) => verdict.change;
+
 /** The rate-limit headers on every answer to a token; 429 past the limit, else the account is the request's. */
-function admit(request: FastifyRequest, reply: FastifyReply, account: AccountRow, verdict: LimitVerdict) {
+function admit(request: FastifyRequest, reply: FastifyReply, account: Actor, verdict: LimitVerdict) {
   reply.headers({
     'x-ratelimit-limit': verdict.limit,
     'x-ratelimit-remaining': verdict.remaining,
@@ -80,7 +109,14 @@ function admit(request: FastifyRequest, reply: FastifyReply, account: AccountRow
       {},
       { 'retry-after': String(verdict.resetS) },
     );
-  request.account = account;
+  request.account = inOwnTeam(request, account);
+}
+
+/** A token or a signing key acts in its own team only: naming another is 404 (docs/teams.md). */
+function inOwnTeam(request: FastifyRequest, account: Actor): Actor {
+  const team = namedTeam(request);
+  if (team !== undefined && team !== account.id) throw notFound('team');
+  return account;
 }
 
 /**
@@ -107,7 +143,7 @@ export async function requireSessionOrToken(request: FastifyRequest, reply: Fast
 }
 
 export function requireAdmin(request: FastifyRequest) {
-  if (request.account?.role !== 'admin') throw new AppError(403, 'this needs an admin account');
+  if (request.account?.role !== 'admin') throw permissionRequired('console.admin', 'this needs an admin account');
 }
 
 /** What the SVC1 verifier needs of a request: method, path without query, headers, the raw body, the client IP. */
@@ -124,7 +160,7 @@ export function signedRequest(request: FastifyRequest) {
 /** Session cookie, or an SVC1-signed request when X-SVC headers are present. */
 export async function requireSessionOrSigned(request: FastifyRequest) {
   if (hasSvc1Headers(request.headers)) {
-    request.account = await request.server.services.signing.verify(signedRequest(request));
+    request.account = inOwnTeam(request, await request.server.services.signing.verify(signedRequest(request)));
     return;
   }
   return requireSession(request);

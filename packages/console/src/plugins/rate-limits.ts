@@ -50,6 +50,11 @@ export interface LimitVerdict {
   remaining: number;
   /** Seconds until the window resets (at least 1). */
   resetS: number;
+  /**
+   * Counted in the database (PostgreSQL, no Redis): the shared change counter as read by the
+   * statement that counted this attempt, which started after the attempt was made.
+   */
+  change?: number;
 }
 
 export interface RateLimits {
@@ -58,6 +63,8 @@ export interface RateLimits {
   consumeNow?(name: LimitName, key: string): LimitVerdict;
   /** Attempts counted, and the round trips (batches) that counted them: none in process. */
   stats(): { attempts: number; batches: number };
+  /** True when every verdict of `consume` carries `change` (counted in the database). */
+  readonly readsChangeCounter?: boolean;
 }
 
 /** One window's share of a batch: its id (`name:key`), the attempts on it, the window's length. */
@@ -67,8 +74,11 @@ interface WindowCount {
   durationMs: number;
 }
 
-/** A counted batch: per window (in the given order), the count after the batch's attempts and the ms left. */
-type BatchCounted = Array<{ count: number; msLeft: number }>;
+/**
+ * A counted batch: per window (in the given order), the count after the batch's attempts and the ms
+ * left; and the change counter when the batch's statement read it.
+ */
+type BatchCounted = { windows: Array<{ count: number; msLeft: number }>; change?: number };
 
 /**
  * Counts several windows' attempts in fixed windows, in one round trip: KEYS[i] window i's
@@ -109,11 +119,17 @@ export function createRateLimits(options: {
 }): RateLimits {
   const { redis, db, clock, prefix = 'palisade' } = options;
   if (!redis && db)
-    return batchedRateLimits(async (windows) => {
-      const now = clock();
-      const rows = await countAttempts(db, windows, now);
-      return rows.map((row) => ({ count: row.count, msLeft: row.windowEnd - now }));
-    });
+    return {
+      ...batchedRateLimits(async (windows) => {
+        const now = clock();
+        const { counted, change } = await countAttempts(db, windows, now);
+        return {
+          windows: counted.map((row) => ({ count: row.count, msLeft: row.windowEnd - now })),
+          ...(change === null ? {} : { change }),
+        };
+      }),
+      readsChangeCounter: true,
+    };
   if (!redis) return memoryRateLimits(clock);
   if (!('palisadeCountAttempts' in redis)) redis.defineCommand('palisadeCountAttempts', { lua: COUNT_SCRIPT });
   const counting = redis as CountingRedis;
@@ -122,7 +138,7 @@ export function createRateLimits(options: {
     for (const w of windows) args.push(`${prefix}:rl:${w.id}`);
     for (const w of windows) args.push(w.n, w.durationMs);
     const out = await counting.palisadeCountAttempts(...args);
-    return windows.map((_, i) => ({ count: Number(out[2 * i]), msLeft: Number(out[2 * i + 1]) }));
+    return { windows: windows.map((_, i) => ({ count: Number(out[2 * i]), msLeft: Number(out[2 * i + 1]) })) };
   });
 }
 
@@ -168,7 +184,7 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
     inFlight += 1;
     counts.batches += 1;
     count(windows)
-      .then((counted) => {
+      .then(({ windows: counted, change }) => {
         ids.forEach((id, i) => {
           const { waiting, durationMs } = batch.get(id)!;
           const { count: total, msLeft } = counted[i]!;
@@ -181,6 +197,7 @@ function batchedRateLimits(count: (windows: WindowCount[]) => Promise<BatchCount
               limit: w.points,
               remaining: Math.max(0, w.points - mine),
               resetS,
+              ...(change === undefined ? {} : { change }),
             });
           });
         });

@@ -1,5 +1,5 @@
 import { hasSvc1Headers } from '@palisade/protocol';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConsoleConfig } from '../config.js';
 import { AppError, badRequest } from '../errors.js';
 import { forbiddenJsonKey } from '../validation.js';
@@ -54,10 +54,11 @@ export const API_HEADERS = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 };
 
-/** One registered route, as the router knows it. */
+/** One registered route, as the router knows it, with what it declared it needs (plugins/permissions.ts). */
 export interface RouteEntry {
   method: string;
   url: string;
+  config: FastifyContextConfig;
 }
 
 declare module 'fastify' {
@@ -90,7 +91,8 @@ export function registerRequestGuards(
   const hosts = hostPolicy(config);
   app.decorate('routeList', [] as RouteEntry[]);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) app.routeList.push({ method, url: route.url });
+    for (const method of [route.method].flat())
+      app.routeList.push({ method, url: route.url, config: (route.config ?? {}) as FastifyContextConfig });
   });
   // The guards that need no I/O are callback hooks that finish in the same turn: an async hook
   // costs a promise and a trip through the microtask queue on every request (docs/performance.md).

@@ -1,60 +1,58 @@
-import type { Database, NewAccount } from '../db/schema.js';
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../db/schema.js';
 
-export async function insertAccount(db: Database, account: NewAccount) {
-  return db.insertInto('accounts').values(account).returningAll().executeTakeFirstOrThrow();
-}
-
-export async function findAccountByEmail(db: Database, email: string) {
-  return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
-}
-
-export async function findAccountById(db: Database, id: number) {
-  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export async function countAdmins(db: Database) {
-  const row = await db
-    .selectFrom('accounts')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('role', '=', 'admin')
+/**
+ * A new team. The identity columns the table kept from before teams (migration 0028) are filled
+ * with placeholders no sign-in can match: an address under `.invalid`, no password hash.
+ */
+export async function insertTeam(db: Database, team: { name: string; created_at: number }) {
+  return db
+    .insertInto('accounts')
+    .values({
+      name: team.name,
+      email: `team-${randomBytes(12).toString('hex')}@teams.invalid`,
+      password_hash: '',
+      role: 'user',
+      permissions: '[]',
+      disabled_at: null,
+      created_at: team.created_at,
+    })
+    .returning(['id', 'name', 'created_at'])
     .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
-export async function setAccountDisabled(db: Database, id: number, disabledAt: number | null) {
-  await db.updateTable('accounts').set({ disabled_at: disabledAt }).where('id', '=', id).execute();
-}
-
-export async function setAccountPermissions(db: Database, id: number, permissions: string) {
-  await db.updateTable('accounts').set({ permissions }).where('id', '=', id).execute();
-}
-
-export async function setAccountPassword(db: Database, id: number, passwordHash: string) {
-  await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).execute();
-}
-
-/** Sets a new hash only if the stored one is still `expected` (a password change in between wins); true if it did. */
-export async function replaceAccountPassword(db: Database, id: number, expected: string, passwordHash: string) {
-  const result = await db
-    .updateTable('accounts')
-    .set({ password_hash: passwordHash })
-    .where('id', '=', id)
-    .where('password_hash', '=', expected)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+export async function teamExists(db: Database, id: number) {
+  return (await db.selectFrom('accounts').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
 /**
- * The account and everything it owns, in one transaction. Servers and tickets go first (they refer
- * to the account's products without a cascade); the account's row then takes the rest with it
- * through `on delete cascade`: products, sessions, tokens, keys, webhooks, notifications, alerts,
- * security events, recovery codes and waiting sign-ins.
+ * The team and everything it owns, inside the caller's transaction. Servers and tickets go first
+ * (they refer to the team's products without a cascade); the team's row then takes the rest with
+ * it through `on delete cascade`: products, memberships, sessions in it, tokens, keys, webhooks,
+ * notifications, alerts and security events.
  */
-export async function deleteAccountAndData(db: Database, id: number) {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('servers').where('account_id', '=', id).execute();
-    await trx.deleteFrom('tickets').where('account_id', '=', id).execute();
-    await trx.deleteFrom('enrolment_tokens').where('account_id', '=', id).execute();
-    await trx.deleteFrom('accounts').where('id', '=', id).execute();
-  });
+export async function deleteTeamAndData(trx: Database, id: number) {
+  await trx.deleteFrom('servers').where('account_id', '=', id).execute();
+  await trx.deleteFrom('tickets').where('account_id', '=', id).execute();
+  await trx.deleteFrom('enrolment_tokens').where('account_id', '=', id).execute();
+  await trx.deleteFrom('accounts').where('id', '=', id).execute();
+}
+
+export async function updateTeamSettings(
+  db: Database,
+  teamId: number,
+  settings: { name?: string; require_two_factor?: number },
+) {
+  return db
+    .updateTable('accounts')
+    .set(settings)
+    .where('id', '=', teamId)
+    .returning(['id', 'name', 'require_two_factor'])
+    .executeTakeFirstOrThrow();
+}
+
+/** The team's servers' names (a team with servers is not deleted). */
+export async function teamServerNames(db: Database, teamId: number) {
+  const rows = await db.selectFrom('servers').select('name').where('account_id', '=', teamId).orderBy('id').execute();
+  return rows.map((r) => r.name);
 }

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { BenchmarkRunRow, BenchmarkRunsTable, Database } from '../db/schema.js';
-import { oneOf } from './dialect.js';
+import { runCompiled } from './compiled.js';
+import { listParameter, oneOf } from './dialect.js';
 
 /** Finished runs of a server, newest first. */
 export async function listDoneRuns(db: Database, serverId: number) {
@@ -53,14 +54,20 @@ export async function findActiveRun(db: Database, serverId: number) {
 /** Pending runs whose token was never handed out, or handed out before `handedBefore` without a start. */
 /** The pending runs of `serverIds` not handed out since `handedBefore`, by server (asked at check-ins). */
 export async function runsToHandOut(db: Database, serverIds: number[], handedBefore: number) {
-  const rows = await db
-    .selectFrom('benchmark_runs')
-    .selectAll()
-    .where(oneOf(db, 'server_id', serverIds, 'bigint'))
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', handedBefore)]))
-    .orderBy('id')
-    .execute();
+  // Once a turn on the check-in path: compiled once (compiled.ts).
+  const rows = await runCompiled(
+    db,
+    'runsToHandOut',
+    (d, p) =>
+      d
+        .selectFrom('benchmark_runs')
+        .selectAll()
+        .where(oneOf(d, 'server_id', p.serverIds, 'bigint'))
+        .where('status', '=', p.pending)
+        .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', p.handedBefore)]))
+        .orderBy('id'),
+    { serverIds: listParameter(db, serverIds), pending: 'pending' as const, handedBefore },
+  );
   const byServer = new Map<number, BenchmarkRunRow[]>();
   for (const row of rows) byServer.set(Number(row.server_id), [...(byServer.get(Number(row.server_id)) ?? []), row]);
   return byServer;

@@ -1,4 +1,5 @@
 import { type Compilable, CompiledQuery } from 'kysely';
+import { runInSqliteTransaction } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
 /** A query compiled once: its SQL and, for each of its parameter positions, the name bound there. */
@@ -7,7 +8,18 @@ interface Compiled {
   names: readonly string[];
 }
 
-const cache = new WeakMap<Database, Map<string, Compiled>>();
+/**
+ * Compiled queries by what compiling depends on: the dialect's adapter, shared by a database handle
+ * and every transaction opened on it (a transaction is a new handle each time, and the check-in
+ * writer runs its hot statements in one per group); a handle with plugins, which may rewrite a
+ * query, by the handle itself.
+ */
+const cache = new WeakMap<object, Map<string, Compiled>>();
+
+function cacheKey(db: Database): object {
+  const executor = db.getExecutor();
+  return executor.plugins.length === 0 ? executor.adapter : db;
+}
 
 /** The stand-in for a named parameter while a query is compiled: found again by identity. */
 class Placeholder {
@@ -31,10 +43,11 @@ export async function runCompiled<Row, P extends Record<string, unknown>>(
   build: (db: Database, parameters: P) => Compilable<Row>,
   parameters: P,
 ): Promise<Row[]> {
-  let byName = cache.get(db);
+  const key = cacheKey(db);
+  let byName = cache.get(key);
   if (!byName) {
     byName = new Map();
-    cache.set(db, byName);
+    cache.set(key, byName);
   }
   let compiled = byName.get(name);
   if (compiled === undefined) {
@@ -43,6 +56,9 @@ export async function runCompiled<Row, P extends Record<string, unknown>>(
   }
   const values = new Array<unknown>(compiled.names.length);
   for (let i = 0; i < values.length; i++) values[i] = parameters[compiled.names[i]!];
+  // In a transaction on SQLite, straight on its connection (db/database.ts).
+  const direct = runInSqliteTransaction(db, compiled.sql, values);
+  if (direct !== undefined) return direct as Row[];
   const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, values));
   return result.rows;
 }

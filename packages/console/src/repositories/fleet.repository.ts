@@ -1,7 +1,8 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Database, FleetApplicationsTable, FleetEntriesTable, FleetPoliciesTable } from '../db/schema.js';
 import type { PageRequest } from '../validation.js';
-import { oneOf } from './dialect.js';
+import { runCompiled } from './compiled.js';
+import { listParameter, oneOf } from './dialect.js';
 import { keysetPage } from './paging.js';
 
 // ---- policies ----
@@ -284,13 +285,19 @@ export async function wantAbsentForced(
 
 /** Servers that checked in are tried again at once for everything they missed. */
 export async function retryServersNow(db: Database, serverIds: number[], now: number) {
-  await db
-    .updateTable('fleet_applications')
-    .set({ next_attempt_at: now })
-    .where(oneOf(db, 'server_id', serverIds, 'bigint'))
-    .where('state', '=', 'pending')
-    .where('next_attempt_at', '>', now)
-    .execute();
+  // Once a turn on the check-in path: compiled once (compiled.ts).
+  await runCompiled(
+    db,
+    'retryServersNow',
+    (d, p) =>
+      d
+        .updateTable('fleet_applications')
+        .set({ next_attempt_at: p.now })
+        .where(oneOf(d, 'server_id', p.serverIds, 'bigint'))
+        .where('state', '=', p.pending)
+        .where('next_attempt_at', '>', p.notBefore),
+    { now, serverIds: listParameter(db, serverIds), pending: 'pending' as const, notBefore: now },
+  );
 }
 
 /** Applications waiting for their turn, oldest first, with their entry. */

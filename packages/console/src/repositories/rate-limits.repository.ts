@@ -9,17 +9,23 @@ type Window = { id: string; n: number; durationMs: number };
  * attempts), a new or expired one starts at `n` and ends `durationMs` from now; otherwise its count
  * goes up by `n`. On PostgreSQL one statement for them all, locking the rows in id order, so
  * concurrent processes' batches neither deadlock nor lose a count; on SQLite (one writer) one
- * statement a window. Answers the windows in the order given.
+ * statement a window. Answers the windows in the order given, and on PostgreSQL the shared change
+ * counter (`change_counter`, services/coherence/) as this statement read it: it starts after every
+ * attempt it counts was made, so it serves those requests' coherence check too.
  */
-export async function countAttempts(db: Database, windows: readonly Window[], now: number) {
+export async function countAttempts(
+  db: Database,
+  windows: readonly Window[],
+  now: number,
+): Promise<{ counted: Array<{ count: number; windowEnd: number }>; change: number | null }> {
   if (!isPostgres(db)) {
     const counted = [];
     for (const w of windows) counted.push(await countWindow(db, w, now));
-    return counted;
+    return { counted, change: null };
   }
   // One row back, the windows as JSON: the driver's cost per row and field was a tenth of a v1
   // request's CPU when each window came back as a row of its own.
-  const { rows } = await sql<{ windows: Array<[string, number, number]> }>`
+  const { rows } = await sql<{ windows: Array<[string, number, number]>; change: string | number | null }>`
     with counted as (
       insert into rate_limit_windows (key, count, window_end)
       select w.key, w.n, ${now}::bigint + w.ms
@@ -32,13 +38,17 @@ export async function countAttempts(db: Database, windows: readonly Window[], no
           else rate_limit_windows.window_end end
       returning key, count, window_end
     )
-    select json_agg(json_build_array(key, count, window_end)) as windows from counted`.execute(db);
+    select json_agg(json_build_array(key, count, window_end)) as windows,
+      (select n from change_counter where id = 1) as change
+    from counted`.execute(db);
   const byKey = new Map((rows[0]?.windows ?? []).map(([key, count, windowEnd]) => [key, { count, windowEnd }]));
-  return windows.map((w) => {
+  const counted = windows.map((w) => {
     const row = byKey.get(w.id);
     if (!row) throw new Error(`rate limit window ${w.id} was not counted`);
     return { count: row.count, windowEnd: row.windowEnd };
   });
+  const change = rows[0]?.change;
+  return { counted, change: change === null || change === undefined ? 0 : Number(change) };
 }
 
 async function countWindow(db: Database, { id, n, durationMs }: Window, now: number) {

@@ -1,7 +1,7 @@
 import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
 import type { Database, ServersTable } from '../db/schema.js';
 import { runCompiled } from './compiled.js';
-import { isPostgres, oneOf } from './dialect.js';
+import { isPostgres, listParameter, oneOf } from './dialect.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -145,7 +145,16 @@ export async function lockScoreWindowMarks(
           SELECT id, score_window_mark FROM servers
           WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(db)
       ).rows
-    : await db.selectFrom('servers').select(['id', 'score_window_mark']).where('id', 'in', ids).execute();
+    : await runCompiled(
+        db,
+        'scoreWindowMarks',
+        (d, p) =>
+          d
+            .selectFrom('servers')
+            .select(['id', 'score_window_mark'])
+            .where(oneOf(d, 'id', p.ids, 'bigint')),
+        { ids: listParameter(db, ids) },
+      );
   return new Map(rows.map((r) => [Number(r.id), r.score_window_mark === null ? null : Number(r.score_window_mark)]));
 }
 
@@ -188,13 +197,19 @@ export async function findServersByDaemonTokens(
   db: Database,
   tokenHashes: string[],
 ): Promise<Map<string, { id: number; account_id: number; name: string }>> {
-  const rows = await db
-    .selectFrom('servers')
-    .innerJoin('accounts', 'accounts.id', 'servers.account_id')
-    .select(['servers.id', 'servers.account_id', 'servers.name', 'servers.daemon_token_hash'])
-    .where(oneOf(db, 'servers.daemon_token_hash', tokenHashes, 'text'))
-    .where('accounts.disabled_at', 'is', null)
-    .execute();
+  // Once a turn on the check-in path: compiled once (compiled.ts).
+  const rows = await runCompiled(
+    db,
+    'findServersByDaemonTokens',
+    (d, p) =>
+      d
+        .selectFrom('servers')
+        .innerJoin('accounts', 'accounts.id', 'servers.account_id')
+        .select(['servers.id', 'servers.account_id', 'servers.name', 'servers.daemon_token_hash'])
+        .where(oneOf(d, 'servers.daemon_token_hash', p.hashes, 'text'))
+        .where('accounts.disabled_at', 'is', null),
+    { hashes: listParameter(db, tokenHashes) },
+  );
   return new Map(
     rows.map((r) => [r.daemon_token_hash!, { id: Number(r.id), account_id: Number(r.account_id), name: r.name }]),
   );

@@ -4,7 +4,7 @@ const listed = ['id', 'name', 'last4', 'created_at', 'last_used_at'] as const;
 
 export async function insertSigningKey(
   db: Database,
-  key: { account_id: number; name: string; key_hash: string; last4: string; created_at: number },
+  key: { account_id: number; person_id: number; name: string; key_hash: string; last4: string; created_at: number },
 ) {
   return db
     .insertInto('signing_keys')
@@ -13,42 +13,53 @@ export async function insertSigningKey(
     .executeTakeFirstOrThrow();
 }
 
-export async function listSigningKeys(db: Database, accountId: number) {
+export async function listSigningKeys(db: Database, accountId: number, personId: number) {
   return db
     .selectFrom('signing_keys')
     .select(listed)
     .where('account_id', '=', accountId)
+    .where('person_id', '=', personId)
     .orderBy('id', 'desc')
     .execute();
 }
 
-export async function countSigningKeys(db: Database, accountId: number) {
+export async function countSigningKeys(db: Database, accountId: number, personId: number) {
   const row = await db
     .selectFrom('signing_keys')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('account_id', '=', accountId)
+    .where('person_id', '=', personId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-export async function deleteSigningKey(db: Database, accountId: number, id: number) {
+export async function deleteSigningKey(db: Database, accountId: number, personId: number, id: number) {
   const result = await db
     .deleteFrom('signing_keys')
     .where('id', '=', id)
     .where('account_id', '=', accountId)
+    .where('person_id', '=', personId)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
-/** The key (any account state) and its account, so a failure can be recorded on the right stream. */
+/** The key, whatever its person's state, so a failure can be recorded on its team's stream. */
 export async function findSigningKey(db: Database, keyHash: string) {
   return db
     .selectFrom('signing_keys')
-    .innerJoin('accounts', 'accounts.id', 'signing_keys.account_id')
-    .selectAll('accounts')
-    .select(['signing_keys.id as key_id', 'signing_keys.last_used_at as key_last_used_at'])
+    .select([
+      'signing_keys.id as key_id',
+      'signing_keys.account_id',
+      'signing_keys.person_id',
+      'signing_keys.last_used_at as key_last_used_at',
+    ])
     .where('signing_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
+}
+
+/** A member's signing keys in the team (removed, or their role changed). */
+export async function deleteMemberSigningKeys(db: Database, teamId: number, personId: number) {
+  await db.deleteFrom('signing_keys').where('account_id', '=', teamId).where('person_id', '=', personId).execute();
 }
 
 export async function touchSigningKey(db: Database, id: number, now: number) {

@@ -26,16 +26,39 @@ export async function listTickets(
 ) {
   let query = db
     .selectFrom('tickets')
-    .innerJoin('accounts', 'accounts.id', 'tickets.account_id')
     .selectAll('tickets')
-    .select(['accounts.email as account_email']);
+    // The team's first owner (docs/teams.md): who a console admin writes back to.
+    .select((eb) =>
+      eb
+        .selectFrom('team_members')
+        .innerJoin('people', 'people.id', 'team_members.person_id')
+        .select('people.email')
+        .whereRef('team_members.account_id', '=', 'tickets.account_id')
+        .where('team_members.role', '=', 'owner')
+        .orderBy('team_members.created_at')
+        .orderBy('people.id')
+        .limit(1)
+        .as('account_email'),
+    );
   if (filter.accountId !== undefined) query = query.where('tickets.account_id', '=', filter.accountId);
   if (filter.status) query = query.where('tickets.status', '=', filter.status);
   return keysetPage(query, { key: 'tickets.updated_at', id: 'tickets.id' }, page, (t) => [t.updated_at, t.id]);
 }
 
+/**
+ * A ticket's messages, oldest first, each with its author's name: the person's, or the team's the
+ * message was written in when the person is not known (written before migration 0030, or since closed).
+ */
 export async function listTicketMessages(db: Database, ticketId: number) {
-  return db.selectFrom('ticket_messages').selectAll().where('ticket_id', '=', ticketId).orderBy('id').execute();
+  return db
+    .selectFrom('ticket_messages')
+    .leftJoin('people', 'people.id', 'ticket_messages.author_person_id')
+    .leftJoin('accounts', 'accounts.id', 'ticket_messages.author_id')
+    .selectAll('ticket_messages')
+    .select((eb) => eb.fn.coalesce('people.name', 'accounts.name', eb.val('')).as('author_name'))
+    .where('ticket_messages.ticket_id', '=', ticketId)
+    .orderBy('ticket_messages.id')
+    .execute();
 }
 
 export async function updateTicket(

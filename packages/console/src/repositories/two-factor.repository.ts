@@ -1,32 +1,32 @@
 import type { Database } from '../db/schema.js';
 
-export async function setPendingTotp(db: Database, accountId: number, sealed: string) {
-  await db.updateTable('accounts').set({ totp_pending_enc: sealed }).where('id', '=', accountId).execute();
+export async function setPendingTotp(db: Database, personId: number, sealed: string) {
+  await db.updateTable('people').set({ totp_pending_enc: sealed }).where('id', '=', personId).execute();
 }
 
 /** Turns two-factor on with the confirmed secret and replaces the recovery codes, in one transaction. */
 export async function enableTotp(
   db: Database,
-  accountId: number,
+  personId: number,
   change: { sealed: string; step: number; now: number; codeHashes: string[] },
 ) {
   await db.transaction().execute(async (trx) => {
     await trx
-      .updateTable('accounts')
+      .updateTable('people')
       .set({
         totp_secret_enc: change.sealed,
         totp_pending_enc: null,
         totp_enabled_at: change.now,
         totp_last_step: change.step,
       })
-      .where('id', '=', accountId)
+      .where('id', '=', personId)
       .execute();
-    await trx.deleteFrom('recovery_codes').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('recovery_codes').where('person_id', '=', personId).execute();
     await trx
       .insertInto('recovery_codes')
       .values(
         change.codeHashes.map((code_hash) => ({
-          account_id: accountId,
+          person_id: personId,
           code_hash,
           used_at: null,
           created_at: change.now,
@@ -36,14 +36,14 @@ export async function enableTotp(
   });
 }
 
-export async function disableTotp(db: Database, accountId: number) {
+export async function disableTotp(db: Database, personId: number) {
   await db.transaction().execute(async (trx) => {
     await trx
-      .updateTable('accounts')
+      .updateTable('people')
       .set({ totp_secret_enc: null, totp_pending_enc: null, totp_enabled_at: null, totp_last_step: null })
-      .where('id', '=', accountId)
+      .where('id', '=', personId)
       .execute();
-    await trx.deleteFrom('recovery_codes').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('recovery_codes').where('person_id', '=', personId).execute();
   });
 }
 
@@ -51,33 +51,33 @@ export async function disableTotp(db: Database, accountId: number) {
  * Takes a time step for the account when it is later than the last one taken: one atomic update,
  * so the same code is refused the second time even by another console process.
  */
-export async function claimTotpStep(db: Database, accountId: number, step: number) {
+export async function claimTotpStep(db: Database, personId: number, step: number) {
   const result = await db
-    .updateTable('accounts')
+    .updateTable('people')
     .set({ totp_last_step: step })
-    .where('id', '=', accountId)
+    .where('id', '=', personId)
     .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Marks an unused recovery code used; false when it is unknown or was used already. */
-export async function useRecoveryCode(db: Database, accountId: number, codeHash: string, now: number) {
+export async function useRecoveryCode(db: Database, personId: number, codeHash: string, now: number) {
   const result = await db
     .updateTable('recovery_codes')
     .set({ used_at: now })
-    .where('account_id', '=', accountId)
+    .where('person_id', '=', personId)
     .where('code_hash', '=', codeHash)
     .where('used_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function countUnusedRecoveryCodes(db: Database, accountId: number) {
+export async function countUnusedRecoveryCodes(db: Database, personId: number) {
   const row = await db
     .selectFrom('recovery_codes')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('account_id', '=', accountId)
+    .where('person_id', '=', personId)
     .where('used_at', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -85,7 +85,7 @@ export async function countUnusedRecoveryCodes(db: Database, accountId: number) 
 
 export async function insertLoginChallenge(
   db: Database,
-  challenge: { id_hash: string; account_id: number; created_at: number; expires_at: number },
+  challenge: { id_hash: string; person_id: number; created_at: number; expires_at: number },
 ) {
   await db.insertInto('login_challenges').values(challenge).execute();
 }
@@ -118,7 +118,7 @@ export async function deleteExpiredLoginChallenges(db: Database, now: number) {
   await db.deleteFrom('login_challenges').where('expires_at', '<=', now).execute();
 }
 
-/** Every sign-in of the account waiting for its code (a new password makes them stale). */
-export async function deleteAccountLoginChallenges(db: Database, accountId: number) {
-  await db.deleteFrom('login_challenges').where('account_id', '=', accountId).execute();
+/** Every sign-in of the person waiting for its code (a new password makes them stale). */
+export async function deletePersonLoginChallenges(db: Database, personId: number) {
+  await db.deleteFrom('login_challenges').where('person_id', '=', personId).execute();
 }

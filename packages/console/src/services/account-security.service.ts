@@ -2,17 +2,23 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { AccountSession, TwoFactorChallenge, TwoFactorStatus } from '@palisade/protocol';
 import { matchTotp, newTotpSecret, totpUri } from '@palisade/protocol/totp';
 import type { ConsoleConfig } from '../config.js';
-import type { AccountRow, Database } from '../db/schema.js';
+import type { Database, PersonRow } from '../db/schema.js';
 import { AppError, conflict, forbidden, notFound, unauthorized } from '../errors.js';
-import { deleteAccountAndData, findAccountById, setAccountPassword } from '../repositories/accounts.repository.js';
+import { deletePersonAndSoleTeams, findPersonById, setPersonPassword } from '../repositories/people.repository.js';
 import { recentTwoFactorFailures } from '../repositories/security-events.repository.js';
-import { deleteAccountSession, deleteOtherSessions, listAccountSessions } from '../repositories/sessions.repository.js';
+import {
+  deleteOtherSessions,
+  deletePersonSession,
+  findSessionStartedAt,
+  listPersonSessions,
+} from '../repositories/sessions.repository.js';
+import { listPersonTeamIds } from '../repositories/team-members.repository.js';
 import {
   claimTotpStep,
   countChallengeFailure,
   countUnusedRecoveryCodes,
-  deleteAccountLoginChallenges,
   deleteLoginChallenge,
+  deletePersonLoginChallenges,
   disableTotp,
   enableTotp,
   findLoginChallenge,
@@ -21,7 +27,7 @@ import {
   useRecoveryCode,
 } from '../repositories/two-factor.repository.js';
 import type { SecretBox } from '../secrets.js';
-import { sessionHash } from './accounts.service.js';
+import { sessionHash, signInOf } from './accounts.service.js';
 import type { Coherence } from './coherence/index.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { SecurityEventsService } from './security-events.service.js';
@@ -34,6 +40,8 @@ export const RECOVERY_CODE_COUNT = 10;
 /** This many wrong codes on one account within TWO_FACTOR_LOCK_MS lock its code checks for TWO_FACTOR_LOCK_MS. */
 export const TWO_FACTOR_LOCK_AFTER = 10;
 export const TWO_FACTOR_LOCK_MS = 15 * 60_000;
+/** A person without a password closes their account within this time of signing in through the provider. */
+export const FRESH_SIGN_IN_MS = 10 * 60_000;
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'; // no 0/o, 1/l/i to misread
 
 /** The request a security event is recorded for. */
@@ -66,17 +74,21 @@ export interface AccountSecurityDeps {
   events: SecurityEventsService;
   /** Cached token lookups hold the account row: every change to it is published (services/coherence/). */
   changes: Pick<Coherence, 'changed'>;
-  config: Pick<ConsoleConfig, 'passwordCost'>;
+  config: Pick<ConsoleConfig, 'passwordCost' | 'oidc'>;
 }
 
 /** Password change, sessions, two-factor sign-in and account deletion (docs/security.md, "Account security"). */
 export function createAccountSecurityService({ db, clock, secrets, events, changes, config }: AccountSecurityDeps) {
+  /** A cached token lookup holds the person's row: told for every team they are in (services/coherence/). */
+  async function personChanged(personId: number, teams?: readonly number[]) {
+    for (const teamId of teams ?? (await listPersonTeamIds(db, personId))) await changes.changed(teamId);
+  }
   const record = (
-    account: AccountRow,
+    account: PersonRow,
     kind: Parameters<SecurityEventsService['record']>[0]['kind'],
     reason: string,
     ctx: RequestContext,
-  ) => events.record({ account_id: account.id, kind, reason, ...ctx });
+  ) => events.record({ account_id: null, person_id: account.id, kind, reason, ...ctx });
 
   /**
    * When the account's code checks are locked: TWO_FACTOR_LOCK_AFTER wrong codes within
@@ -108,7 +120,7 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
   }
 
   /** A wrong code recorded; the one that starts a lock is recorded as such too (the owner sees both). */
-  async function recordWrongCode(account: AccountRow, reason: string, ctx: RequestContext) {
+  async function recordWrongCode(account: PersonRow, reason: string, ctx: RequestContext) {
     await record(account, 'two_factor_failed', reason, ctx);
     if ((await lockedUntil(account.id)) !== null)
       await record(
@@ -119,7 +131,31 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
       );
   }
 
-  async function requirePassword(account: AccountRow, password: string | undefined, field: string) {
+  /** The provider's name as the sign-in button says it. */
+  const providerName = () => config.oidc?.name ?? 'single sign-on';
+
+  /**
+   * A person without a password has none to check: what they do needs their provider instead (409
+   * naming it). `what` ends the sentence: "…; <what>".
+   */
+  function refuseWithoutPassword(account: PersonRow, what: string) {
+    if (signInOf(account) === 'single_sign_on')
+      throw conflict(`you have no password here: you sign in through ${providerName()}; ${what}`);
+  }
+
+  /**
+   * The proof of a person without a password: this session was started by a sign-in through the
+   * provider (their only way in) less than FRESH_SIGN_IN_MS ago (docs/decisions.md).
+   */
+  async function requireFreshSignIn(sessionId: string) {
+    const started = await findSessionStartedAt(db, sessionHash(sessionId));
+    if (started === undefined || started <= clock() - FRESH_SIGN_IN_MS)
+      throw forbidden(
+        `sign in again through ${providerName()} to confirm, then close the account within ${FRESH_SIGN_IN_MS / 60_000} minutes`,
+      );
+  }
+
+  async function requirePassword(account: PersonRow, password: string | undefined, field: string) {
     if (password === undefined) throw new AppError(400, `${field}: is required`);
     if (!(await verifyPassword(password, account.password_hash)))
       throw forbidden(`${field}: not the account's current password`);
@@ -129,14 +165,14 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
    * Checks a second-factor code: a 6-digit TOTP code (each time step taken once) or an unused
    * recovery code (then used up). Answers which one it was, or why it was refused.
    */
-  async function checkCode(account: AccountRow, code: string): Promise<'totp' | 'recovery' | 'wrong' | 'reused'> {
+  async function checkCode(account: PersonRow, code: string): Promise<'totp' | 'recovery' | 'wrong' | 'reused'> {
     const trimmed = code.trim();
     if (/^[0-9]{6}$/.test(trimmed)) {
       if (!account.totp_secret_enc) return 'wrong';
       const step = matchTotp(secrets.open(account.totp_secret_enc), trimmed, clock());
       if (step === null) return 'wrong';
       if (!(await claimTotpStep(db, account.id, step))) return 'reused';
-      await changes.changed(account.id);
+      await personChanged(account.id);
       return 'totp';
     }
     const normalized = normalizeRecoveryCode(trimmed);
@@ -145,7 +181,7 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
   }
 
   /** The code a request brought, refused with 403 naming `code` (and recorded) unless it is good. */
-  async function requireCode(account: AccountRow, code: string | undefined, ctx: RequestContext) {
+  async function requireCode(account: PersonRow, code: string | undefined, ctx: RequestContext) {
     if (code === undefined) throw new AppError(400, 'code: is required (two-factor sign-in is on)');
     await refuseWhileLocked(account.id);
     const verdict = await checkCode(account, code);
@@ -156,7 +192,7 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
     if (verdict === 'recovery') await record(account, 'recovery_code_used', 'recovery code', ctx);
   }
 
-  async function twoFactorStatus(account: AccountRow): Promise<TwoFactorStatus> {
+  async function twoFactorStatus(account: PersonRow): Promise<TwoFactorStatus> {
     const enabled = account.totp_enabled_at !== null;
     return {
       enabled,
@@ -168,25 +204,26 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
   return {
     /** Answers how many other sessions were signed out. */
     async changePassword(
-      account: AccountRow,
+      account: PersonRow,
       sessionId: string,
       oldPassword: string,
       newPassword: string,
       ctx: RequestContext,
     ) {
+      refuseWithoutPassword(account, 'your password is managed there');
       await requirePassword(account, oldPassword, 'old_password');
-      await setAccountPassword(db, account.id, await hashPassword(newPassword, config.passwordCost));
-      await changes.changed(account.id);
+      await setPersonPassword(db, account.id, await hashPassword(newPassword, config.passwordCost));
+      await personChanged(account.id);
       const ended = await deleteOtherSessions(db, account.id, sessionHash(sessionId));
       // A sign-in that got past the old password and waits for its code ends too.
-      await deleteAccountLoginChallenges(db, account.id);
+      await deletePersonLoginChallenges(db, account.id);
       await record(account, 'password_changed', `${ended} other session(s) signed out`, ctx);
       return ended;
     },
 
     async listSessions(accountId: number, currentSessionId: string): Promise<AccountSession[]> {
       const current = sessionHash(currentSessionId);
-      const rows = await listAccountSessions(db, accountId, clock());
+      const rows = await listPersonSessions(db, accountId, clock());
       return rows.map((row) => ({
         id: row.id_hash,
         device: deviceInWords(row.user_agent),
@@ -198,10 +235,10 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
     },
 
     async revokeSession(accountId: number, id: string) {
-      if (!(await deleteAccountSession(db, accountId, id))) throw notFound('session');
+      if (!(await deletePersonSession(db, accountId, id))) throw notFound('session');
     },
 
-    async revokeOtherSessions(account: AccountRow, currentSessionId: string, ctx: RequestContext) {
+    async revokeOtherSessions(account: PersonRow, currentSessionId: string, ctx: RequestContext) {
       const ended = await deleteOtherSessions(db, account.id, sessionHash(currentSessionId));
       await record(account, 'sessions_revoked', `${ended} session(s) signed out`, ctx);
       return ended;
@@ -210,17 +247,18 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
     twoFactorStatus,
 
     /** A new secret, sealed until a code confirms it; shown this once. */
-    async setupTwoFactor(account: AccountRow, password: string | undefined) {
+    async setupTwoFactor(account: PersonRow, password: string | undefined) {
       if (account.totp_enabled_at !== null) throw conflict('two-factor sign-in is already on; turn it off first');
+      refuseWithoutPassword(account, 'its sign-in, second factor included, stands for two-factor sign-in here');
       await requirePassword(account, password, 'password');
       const secret = newTotpSecret();
       await setPendingTotp(db, account.id, secrets.seal(secret));
-      await changes.changed(account.id);
+      await personChanged(account.id);
       return { secret, uri: totpUri(secret, account.email) };
     },
 
     /** Confirms the pending secret with a code from the app; answers the recovery codes, once. */
-    async enableTwoFactor(account: AccountRow, code: string, ctx: RequestContext) {
+    async enableTwoFactor(account: PersonRow, code: string, ctx: RequestContext) {
       if (account.totp_enabled_at !== null) throw conflict('two-factor sign-in is already on');
       if (!account.totp_pending_enc) throw conflict('no two-factor setup is waiting; start with the password first');
       const step = matchTotp(secrets.open(account.totp_pending_enc), code.trim(), clock());
@@ -232,26 +270,26 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
         now: clock(),
         codeHashes: codes.map((c) => sha256(normalizeRecoveryCode(c))),
       });
-      await changes.changed(account.id);
+      await personChanged(account.id);
       await record(account, 'two_factor_enabled', `${RECOVERY_CODE_COUNT} recovery codes issued`, ctx);
       return codes;
     },
 
     /** Off with the password or a code (the app's or a recovery code). */
-    async disableTwoFactor(account: AccountRow, proof: Proof, ctx: RequestContext) {
+    async disableTwoFactor(account: PersonRow, proof: Proof, ctx: RequestContext) {
       if (account.totp_enabled_at === null) throw conflict('two-factor sign-in is not on');
       if (proof.password !== undefined) await requirePassword(account, proof.password, 'password');
       else if (proof.code !== undefined) await requireCode(account, proof.code, ctx);
       else throw new AppError(400, 'password: is required (or code)');
       await disableTotp(db, account.id);
-      await changes.changed(account.id);
+      await personChanged(account.id);
       await record(
         account,
         'two_factor_disabled',
         proof.password !== undefined ? 'with the password' : 'with a code',
         ctx,
       );
-      return twoFactorStatus((await findAccountById(db, account.id))!);
+      return twoFactorStatus((await findPersonById(db, account.id))!);
     },
 
     /** The password was right on an account with two-factor on: a challenge, and no session yet. */
@@ -261,7 +299,7 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
       const expires_at = now + CHALLENGE_TTL_MS;
       await insertLoginChallenge(db, {
         id_hash: sha256(challenge),
-        account_id: accountId,
+        person_id: accountId,
         created_at: now,
         expires_at,
       });
@@ -275,11 +313,11 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
       ctx: RequestContext,
       /** Called with the challenge's account before its code is judged: the per-account limit (routes/auth). */
       beforeJudging: (accountId: number) => Promise<void> = async () => {},
-    ): Promise<AccountRow> {
+    ): Promise<PersonRow> {
       const idHash = sha256(challenge);
       const found = await findLoginChallenge(db, idHash, clock());
       if (!found) throw unauthorized('challenge: expired or unknown; sign in with your password again');
-      const account = await findAccountById(db, found.account_id);
+      const account = await findPersonById(db, found.person_id);
       if (!account || account.disabled_at !== null || account.totp_enabled_at === null) {
         await deleteLoginChallenge(db, idHash);
         throw unauthorized('challenge: expired or unknown; sign in with your password again');
@@ -301,14 +339,27 @@ export function createAccountSecurityService({ db, clock, secrets, events, chang
       return account;
     },
 
-    /** Everything the account owns goes, in one transaction; admins are closed by the operator. */
-    async deleteAccount(account: AccountRow, proof: Proof, ctx: RequestContext) {
+    /**
+     * The person goes, with every team they are the only member of and everything it owns, in one
+     * transaction; a team they are the last owner of with other members refuses (transfer it
+     * first). Admins are closed by the operator. Proof: the password (and code), or for a person
+     * without a password a fresh sign-in through the provider.
+     */
+    async deleteAccount(account: PersonRow, sessionId: string, proof: Proof, ctx: RequestContext) {
       if (account.role === 'admin')
         throw conflict('an admin account is closed by the console operator (palisade-console admin disable)');
-      await requirePassword(account, proof.password, 'password');
-      if (account.totp_enabled_at !== null) await requireCode(account, proof.code, ctx);
-      await deleteAccountAndData(db, account.id);
-      await changes.changed(account.id);
+      if (signInOf(account) === 'single_sign_on') await requireFreshSignIn(sessionId);
+      else {
+        await requirePassword(account, proof.password, 'password');
+        if (account.totp_enabled_at !== null) await requireCode(account, proof.code, ctx);
+      }
+      const teams = await listPersonTeamIds(db, account.id);
+      const refused = await deletePersonAndSoleTeams(db, account.id);
+      if (refused)
+        throw conflict(
+          `team ${refused}: you are its last owner and it has other members; make another member owner first`,
+        );
+      await personChanged(account.id, teams);
     },
   };
 }

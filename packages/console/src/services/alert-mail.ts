@@ -6,6 +6,7 @@ const STATES: Record<AlertNotification['kind'], string> = {
   'alert.repeat': 'still firing',
   'alert.resolved': 'resolved',
   'alert.test': 'a test',
+  'agent_update.failed': 'an agent update failed',
 };
 
 /** The rule a value belongs to, for its unit; null when the rule is gone. */

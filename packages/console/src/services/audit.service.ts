@@ -87,6 +87,41 @@ const entryView = (row: Awaited<ReturnType<typeof listAuditEntries>>['items'][nu
 
 /** The audit log (docs/protection.md, "Audit log"): entries are added here and nowhere else, and never edited. */
 export function createAuditService({ db, clock }: { db: Database; clock: () => number }) {
+  /**
+   * A fleet change (docs/protection.md, "Fleet policies"): a policy or list entry changed by a
+   * user, or an entry applied to or removed from one server by the console for a policy.
+   */
+  async function fleet(input: {
+    accountId: number;
+    action: Exclude<AuditAction, 'control.write'>;
+    actor: { kind: AuditLogTable['actor_kind']; id: number | null; label: string };
+    ip: string | null;
+    server?: { id: number; name: string };
+    method?: string;
+    path?: string;
+    summary: string;
+    status: number;
+    outcome: string;
+  }) {
+    await insertAuditEntry(db, {
+      account_id: input.accountId,
+      at: clock(),
+      actor_kind: input.actor.kind,
+      actor_id: input.actor.id,
+      actor: input.actor.label,
+      ip: input.ip,
+      action: input.action,
+      server_id: input.server?.id ?? null,
+      server_name: input.server?.name ?? null,
+      method: input.method ?? null,
+      path: input.path ?? null,
+      summary:
+        input.summary.length > AUDIT_SUMMARY_MAX ? `${input.summary.slice(0, AUDIT_SUMMARY_MAX - 1)}…` : input.summary,
+      status: input.status,
+      outcome: input.outcome.slice(0, 300),
+    });
+  }
+
   return {
     /**
      * One change made to a server through the console's control proxy, under the account that owns
@@ -127,40 +162,24 @@ export function createAuditService({ db, clock }: { db: Database; clock: () => n
       });
     },
 
-    /**
-     * A fleet change (docs/protection.md, "Fleet policies"): a policy or list entry changed by a
-     * user, or an entry applied to or removed from one server by the console for a policy.
-     */
-    async fleet(input: {
+    fleet,
+
+    /** A change to a team, its members or its invitations, naming the person who made it (docs/teams.md). */
+    async team(input: {
       accountId: number;
-      action: Exclude<AuditAction, 'control.write'>;
-      actor: { kind: AuditLogTable['actor_kind']; id: number | null; label: string };
+      action: Extract<AuditAction, `team.${string}` | `member.${string}` | `invitation.${string}` | `sso.${string}`>;
+      actor: { person_id: number; email: string };
       ip: string | null;
-      server?: { id: number; name: string };
-      method?: string;
-      path?: string;
       summary: string;
-      status: number;
-      outcome: string;
     }) {
-      await insertAuditEntry(db, {
-        account_id: input.accountId,
-        at: clock(),
-        actor_kind: input.actor.kind,
-        actor_id: input.actor.id,
-        actor: input.actor.label,
-        ip: input.ip,
+      await fleet({
+        accountId: input.accountId,
         action: input.action,
-        server_id: input.server?.id ?? null,
-        server_name: input.server?.name ?? null,
-        method: input.method ?? null,
-        path: input.path ?? null,
-        summary:
-          input.summary.length > AUDIT_SUMMARY_MAX
-            ? `${input.summary.slice(0, AUDIT_SUMMARY_MAX - 1)}…`
-            : input.summary,
-        status: input.status,
-        outcome: input.outcome.slice(0, 300),
+        actor: { kind: 'session', id: input.actor.person_id, label: input.actor.email },
+        ip: input.ip,
+        summary: input.summary,
+        status: 200,
+        outcome: 'done',
       });
     },
 

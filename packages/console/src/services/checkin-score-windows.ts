@@ -76,6 +76,21 @@ interface Kept {
 
 const byTime = (a: ScoreSample, b: ScoreSample) => a.ts - b.ts;
 
+/**
+ * The kept samples (oldest first) and the group's, oldest first: what sorting them all gives (a
+ * stable sort: a kept sample before an added one of the same time), without the sort when the added
+ * ones come after the kept ones in order, as a check-in's sample does (the sort was a check-in's
+ * largest cost in this module, docs/performance.md).
+ */
+function withAdded(kept: ScoreSample[], added: ScoreSample[]): ScoreSample[] {
+  let last = kept.length > 0 ? kept[kept.length - 1]!.ts : Number.NEGATIVE_INFINITY;
+  for (const sample of added) {
+    if (sample.ts < last) return [...kept, ...added].sort(byTime);
+    last = sample.ts;
+  }
+  return kept.concat(added);
+}
+
 /** Of `samples` (oldest first), those newer than `since`, at most the newest SCORE_WINDOW_MAX_SAMPLES. */
 function newest(samples: ScoreSample[], since: number) {
   let from = Math.max(0, samples.length - SCORE_WINDOW_MAX_SAMPLES);
@@ -122,7 +137,7 @@ export function createScoreWindows() {
           marks.get(r.serverId) === k.mark &&
           (r.since >= k.since || k.samples.length >= SCORE_WINDOW_MAX_SAMPLES)
         ) {
-          windows.set(r.serverId, newest([...k.samples, ...r.added].sort(byTime), r.since));
+          windows.set(r.serverId, newest(withAdded(k.samples, r.added), r.since));
         } else unknown.push(r);
       }
       if (unknown.length > 0) {

@@ -3,9 +3,11 @@ import {
   type CheckinBan,
   type CheckinBansOutcome,
   type CheckinSample,
-  checkinRequestSchema,
   hashToken,
   isWellFormedToken,
+  parseCheckinRequest,
+  type UpdateOffer,
+  type UpdateReport,
 } from '@palisade/protocol';
 import type { ConsoleConfig } from '../config.js';
 import type { Database, SampleRow } from '../db/schema.js';
@@ -45,6 +47,13 @@ function activeAttacks(value: unknown): number | null {
   return typeof value === 'number' && value >= 0 ? Math.min(Math.round(value), 2 ** 31 - 1) : null;
 }
 
+/** The update offer a check-in answers, after recording the agent's report (agent-updates.service.ts). */
+export type UpdateSource = (
+  server: { id: number; account_id: number },
+  agentVersion: string,
+  report: UpdateReport | undefined,
+) => Promise<UpdateOffer | undefined>;
+
 /** Jobs handed to an agent in the check-in answer (benchmarks.service.ts, jobsFor: pending runs). */
 export type JobSource = (serverId: number) => Promise<CheckinAnswer['jobs']>;
 
@@ -64,6 +73,7 @@ export function createCheckinsService({
   changes,
   jobsFor,
   checkedIn,
+  updateFor,
 }: {
   db: Database;
   clock: () => number;
@@ -74,6 +84,8 @@ export function createCheckinsService({
   jobsFor: JobSource;
   /** Each stored check-in and the bans it reported. */
   checkedIn: CheckinListener;
+  /** The agent update this check-in's answer offers, if any. */
+  updateFor: UpdateSource;
 }) {
   const writer = createCheckinWriter(db);
   const serverOfToken = createBatchLoader((hashes: string[]) => findServersByDaemonTokens(db, hashes));
@@ -90,7 +102,7 @@ export function createCheckinsService({
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw badRequest('body: expected a JSON object');
       }
-      const parsed = checkinRequestSchema.safeParse(body);
+      const parsed = parseCheckinRequest(body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         throw badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`);
@@ -123,10 +135,16 @@ export function createCheckinsService({
           attacks_active: activeAttacks(input.sample.attacks_active),
         },
       });
-      await changes.changed(server.account_id);
+      await changes.changed(server.account_id, 'data');
       const bans = await checkedIn(server, input.bans ?? []);
       const jobs = await jobsFor(server.id);
-      const answer: CheckinAnswer = { interval_s: config.checkinIntervalS, jobs, ...(bans ? { bans } : {}) };
+      const update = await updateFor(server, input.agent_version, input.update);
+      const answer: CheckinAnswer = {
+        interval_s: config.checkinIntervalS,
+        jobs,
+        ...(bans ? { bans } : {}),
+        ...(update ? { update } : {}),
+      };
       return answer;
     },
 

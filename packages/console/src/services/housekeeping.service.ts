@@ -8,9 +8,11 @@ import {
   releaseLeasesOf,
   renewLease,
 } from '../repositories/job-leases.repository.js';
+import { deleteOidcLoginsBefore } from '../repositories/oidc-logins.repository.js';
 import { deleteEndedWindows } from '../repositories/rate-limits.repository.js';
 import { deleteExpiredSessions } from '../repositories/sessions.repository.js';
 import { deleteExpiredLoginChallenges } from '../repositories/two-factor.repository.js';
+import { OIDC_LOGIN_TTL_MS } from './single-sign-on.service.js';
 
 /**
  * How long a lease lasts unless renewed (docs/alerts.md, "Timing"): a round renews it every
@@ -53,10 +55,11 @@ export function createHousekeepingService({ db, clock }: { db: Database; clock: 
     releaseLeasesOf: (holder: string) => releaseLeasesOf(db, holder),
     lastRound: (name: string) => lastRound(db, name),
     recordRound: (name: string, round: JobRound) => recordRound(db, name, round),
-    /** Expired sessions, and sign-ins that never got their two-factor code. */
+    /** Expired sessions, sign-ins that never got their two-factor code, and single sign-ins left at the provider. */
     async expireSessions() {
       await deleteExpiredSessions(db, clock());
       await deleteExpiredLoginChallenges(db, clock());
+      await deleteOidcLoginsBefore(db, clock() - OIDC_LOGIN_TTL_MS);
     },
     expireRateLimitWindows: () => deleteEndedWindows(db, clock()),
   };

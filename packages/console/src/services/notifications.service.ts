@@ -26,7 +26,7 @@ export type { TicketNotification };
 
 /** An alert's notification (docs/alerts.md, "Payloads"): the signed webhook gets it as it is. */
 export interface AlertNotification {
-  kind: 'alert.fired' | 'alert.repeat' | 'alert.resolved' | 'alert.test';
+  kind: 'alert.fired' | 'alert.repeat' | 'alert.resolved' | 'alert.test' | 'agent_update.failed';
   title: string;
   body: string;
   rule_id: number | null;
@@ -37,6 +37,10 @@ export interface AlertNotification {
   at: number;
   /** The server's dashboard page (`PALISADE_PUBLIC_URL`); null without one or without a server. */
   link?: string | null;
+  /** `agent_update.failed` (docs/fleet.md, "Agent updates"): the rollout, its 0-based wave and why. */
+  rollout_id?: number;
+  wave?: number;
+  reason?: string;
 }
 
 /**

@@ -16,6 +16,12 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   });
 }
 
+/**
+ * The stored hash of a person without a password (made by single sign-on): no password verifies
+ * against it (verifyPassword answers false), as for the teams' placeholder rows.
+ */
+export const NO_PASSWORD = '';
+
 /** `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`, base64url parts; the parameters travel with the hash. */
 export async function hashPassword(password: string, cost = PASSWORD_COST_DEFAULT): Promise<string> {
   const salt = randomBytes(16);

@@ -8,6 +8,7 @@ import type { SecretBox } from '../secrets.js';
 import { type AccessTokensService, createAccessTokensService } from './access-tokens.service.js';
 import { type AccountSecurityService, createAccountSecurityService } from './account-security.service.js';
 import { type AccountsService, createAccountsService } from './accounts.service.js';
+import { type AgentUpdatesService, createAgentUpdatesService } from './agent-updates.service.js';
 import { type AlertsService, createAlertsService } from './alerts/index.js';
 import { type AuditService, createAuditService } from './audit.service.js';
 import { type BenchmarksService, createBenchmarksService } from './benchmarks.service.js';
@@ -18,10 +19,13 @@ import { createEnrolmentService, type EnrolmentService } from './enrolment.servi
 import { createFleetService, type FleetService } from './fleet-protection/index.js';
 import { createHealthService, type HealthService } from './health.service.js';
 import { createHousekeepingService, type HousekeepingService } from './housekeeping.service.js';
+import { createInvitationsService, type InvitationsService } from './invitations.service.js';
 import { createNotificationsService, type NotificationsService } from './notifications.service.js';
 import { createSecurityEventsService, type SecurityEventsService } from './security-events.service.js';
 import { type AgentsService, createAgentsService, createServersService, type ServersService } from './servers/index.js';
 import { createSigningService, type SigningService } from './signing.service.js';
+import { createSingleSignOnService, openIdProvider, type SingleSignOnService } from './single-sign-on.service.js';
+import { createTeamsService, type TeamsService } from './teams.service.js';
 import { createTicketsService, type TicketsService } from './tickets.service.js';
 
 /** What every service may use: the database, the settings, the clock and the side-effect boundaries. */
@@ -53,6 +57,10 @@ export interface Services {
   audit: AuditService;
   fleet: FleetService;
   health: HealthService;
+  agentUpdates: AgentUpdatesService;
+  teams: TeamsService;
+  invitations: InvitationsService;
+  singleSignOn: SingleSignOnService;
 }
 
 declare module 'fastify' {
@@ -128,6 +136,31 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   ),
   define('housekeeping', [], ({ db, clock }) => createHousekeepingService({ db, clock })),
   define('audit', [], ({ db, clock }) => createAuditService({ db, clock })),
+  define('teams', ['accounts', 'audit', 'coherence'], ({ db, clock }, s) =>
+    createTeamsService({ db, clock, accounts: s.accounts, audit: s.audit, changes: s.coherence }),
+  ),
+  // Invitations are mailed the way alert mail is (outbound/mailer.ts), when PALISADE_SMTP_URL is set.
+  define('invitations', ['accounts', 'audit'], ({ db, clock, config }, s) =>
+    createInvitationsService({
+      db,
+      clock,
+      mailer: createMailer(config.smtpUrl, config.smtpFrom),
+      mailConfigured: config.smtpUrl !== null,
+      accounts: s.accounts,
+      audit: s.audit,
+    }),
+  ),
+  define('singleSignOn', ['accounts', 'teams', 'audit'], ({ db, clock, config }, s) =>
+    createSingleSignOnService({
+      db,
+      clock,
+      settings: config.oidc,
+      provider: config.oidc ? openIdProvider(config.oidc) : null,
+      accounts: s.accounts,
+      teams: s.teams,
+      audit: s.audit,
+    }),
+  ),
   define('fleet', ['agents', 'audit'], ({ db, clock, config }, s) =>
     createFleetService({ db, clock, agents: s.agents, audit: s.audit, config }),
   ),
@@ -146,7 +179,10 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
   define('benchmarks', ['servers', 'catalog'], ({ db, clock }, s) =>
     createBenchmarksService({ db, clock, servers: s.servers, catalog: s.catalog }),
   ),
-  define('checkins', ['benchmarks', 'coherence', 'fleet'], ({ db, clock, config }, s) =>
+  define('agentUpdates', ['audit', 'notifications'], ({ db, clock, config }, s) =>
+    createAgentUpdatesService({ db, clock, config, audit: s.audit, notifications: s.notifications }),
+  ),
+  define('checkins', ['benchmarks', 'coherence', 'fleet', 'agentUpdates'], ({ db, clock, config }, s) =>
     createCheckinsService({
       db,
       clock,
@@ -154,6 +190,7 @@ const DEFINITIONS: readonly ServiceDefinition[] = [
       changes: s.coherence,
       jobsFor: s.benchmarks.jobsFor, // pending runs reach agents in check-in answers
       checkedIn: s.fleet.checkedIn, // bans reported in check-ins propagate
+      updateFor: s.agentUpdates.checkedIn, // update offers and reports (docs/fleet.md, "Agent updates")
     }),
   ),
   define('health', [], ({ db, clock, config }) => createHealthService({ db, clock, config })),

@@ -41,7 +41,6 @@ function linear(value: number, full: number, zero: number): number {
   return (zero - value) / (zero - full);
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
 const pct = (n: number) => `${Math.round(n)}%`;
 const oneDecimal = (n: number) => (Math.round(n * 10) / 10).toString();
 
@@ -51,15 +50,36 @@ export function scoreFromSamples(all: readonly ScoreSample[], cores: number): Sc
     return { components: { cpu: 0, memory: 0, disk: 0, network: 0, stability: 0 }, notes: ['No samples yet'] };
   }
   const newest = all.reduce((a, b) => (b.ts > a.ts ? b : a));
-  const samples = all.filter((s) => s.ts > newest.ts - SCORE_WINDOW_MS);
-  const minutes = Math.max(1, Math.round((newest.ts - Math.min(...samples.map((s) => s.ts))) / 60_000));
+  // One pass over the window (a check-in computes this for its server's up to 120 samples), each
+  // sum taken in the samples' order as a mean of its own would take it, so the figures are the same.
+  const from = newest.ts - SCORE_WINDOW_MS;
+  let count = 0;
+  let oldest = Number.POSITIVE_INFINITY;
+  let cpuSum = 0;
+  let memSum = 0;
+  let loadSum = 0;
+  let errorCount = 0;
+  let errorSum = 0;
+  for (const s of all) {
+    if (!(s.ts > from)) continue;
+    count += 1;
+    if (s.ts < oldest) oldest = s.ts;
+    cpuSum += s.cpu_pct;
+    memSum += s.mem_total_mb > 0 ? (100 * s.mem_used_mb) / s.mem_total_mb : 0;
+    loadSum += s.load1;
+    if (s.net_errors_ps !== undefined) {
+      errorCount += 1;
+      errorSum += (100 * (s.net_errors_ps ?? 0)) / Math.max((s.rx_pps ?? 0) + (s.tx_pps ?? 0), 1);
+    }
+  }
+  const minutes = Math.max(1, Math.round((newest.ts - oldest) / 60_000));
   const notes: string[] = [];
 
-  const cpuAvg = mean(samples.map((s) => s.cpu_pct));
+  const cpuAvg = cpuSum / Math.max(count, 1);
   const cpu = Math.round(WEIGHTS.cpu * linear(cpuAvg, 70, 100));
   if (cpu < WEIGHTS.cpu) notes.push(`CPU averaged ${pct(cpuAvg)} over the last ${minutes} min`);
 
-  const memAvg = mean(samples.map((s) => (s.mem_total_mb > 0 ? (100 * s.mem_used_mb) / s.mem_total_mb : 0)));
+  const memAvg = memSum / Math.max(count, 1);
   const memory = Math.round(WEIGHTS.memory * linear(memAvg, 80, 100));
   if (memory < WEIGHTS.memory) notes.push(`Memory averaged ${pct(memAvg)} used`);
 
@@ -68,14 +88,11 @@ export function scoreFromSamples(all: readonly ScoreSample[], cores: number): Sc
     notes.push(`Disk ${newest.disk_mount ? `${newest.disk_mount} ` : ''}at ${pct(newest.disk_used_pct)} used`);
   }
 
-  const errorRates = samples
-    .filter((s) => s.net_errors_ps !== undefined)
-    .map((s) => (100 * (s.net_errors_ps ?? 0)) / Math.max((s.rx_pps ?? 0) + (s.tx_pps ?? 0), 1));
-  const errorPct = errorRates.length > 0 ? mean(errorRates) : 0;
+  const errorPct = errorCount > 0 ? errorSum / errorCount : 0;
   const network = Math.round(WEIGHTS.network * linear(errorPct, 0.1, 5));
   if (network < WEIGHTS.network) notes.push(`Network lost or errored ${oneDecimal(errorPct)}% of packets`);
 
-  const loadPerCore = mean(samples.map((s) => s.load1)) / Math.max(cores, 1);
+  const loadPerCore = loadSum / Math.max(count, 1) / Math.max(cores, 1);
   const stability = Math.round(WEIGHTS.stability * linear(loadPerCore, 1, 3));
   if (stability < WEIGHTS.stability) notes.push(`Load averaged ${oneDecimal(loadPerCore)} per core`);
 

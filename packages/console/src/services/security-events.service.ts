@@ -10,7 +10,10 @@ import type { PageRequest } from '../validation.js';
 export const SECURITY_EVENT_RETENTION_MS = 30 * 86_400_000;
 
 export interface SecurityEvent {
+  /** The team (a signing key's failures). */
   account_id: number | null;
+  /** The person (sign-ins, two-factor, password). */
+  person_id?: number | null;
   kind: SecurityEventsTable['kind'];
   reason: string;
   key_last4?: string | null;
@@ -24,12 +27,13 @@ export function createSecurityEventsService({ db, clock }: { db: Database; clock
     async record(event: SecurityEvent) {
       await insertSecurityEvent(db, {
         ...event,
+        person_id: event.person_id ?? null,
         key_last4: event.key_last4 ?? null,
         path: event.path.slice(0, 500),
         created_at: clock(),
       });
     },
-    list: (accountId: number, page: PageRequest) => listSecurityEvents(db, accountId, page),
+    list: (accountId: number, personId: number, page: PageRequest) => listSecurityEvents(db, accountId, personId, page),
     expire: () => deleteSecurityEventsBefore(db, clock() - SECURITY_EVENT_RETENTION_MS),
   };
 }

@@ -9,7 +9,7 @@ import {
   tokenLast4,
   verifySignature,
 } from '@palisade/protocol';
-import type { AccountRow, Database } from '../db/schema.js';
+import type { Actor, Database } from '../db/schema.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import {
   countSigningKeys,
@@ -22,6 +22,8 @@ import {
   recordSignature,
   touchSigningKey,
 } from '../repositories/signing-keys.repository.js';
+import { findMember } from '../repositories/team-members.repository.js';
+import { actorOf } from './accounts.service.js';
 import type { SecurityEventsService } from './security-events.service.js';
 
 export const MAX_KEYS_PER_ACCOUNT = 100;
@@ -92,15 +94,16 @@ export function createSigningService({
   }
 
   return {
-    list: (accountId: number) => listSigningKeys(db, accountId),
+    list: (accountId: number, personId: number) => listSigningKeys(db, accountId, personId),
 
-    async create(accountId: number, name: string) {
-      if ((await countSigningKeys(db, accountId)) >= MAX_KEYS_PER_ACCOUNT) {
+    async create(accountId: number, personId: number, name: string) {
+      if ((await countSigningKeys(db, accountId, personId)) >= MAX_KEYS_PER_ACCOUNT) {
         throw conflict(`an account can hold at most ${MAX_KEYS_PER_ACCOUNT} signing keys; revoke one first`);
       }
       const key = generateToken('signingKey');
       const row = await insertSigningKey(db, {
         account_id: accountId,
+        person_id: personId,
         name,
         key_hash: hashToken(key),
         last4: tokenLast4(key),
@@ -109,14 +112,14 @@ export function createSigningService({
       return { ...row, key };
     },
 
-    async revoke(accountId: number, id: number) {
-      if (!(await deleteSigningKey(db, accountId, id))) throw notFound('key');
+    async revoke(accountId: number, personId: number, id: number) {
+      if (!(await deleteSigningKey(db, accountId, personId, id))) throw notFound('key');
     },
 
     /** A route that does not accept signed requests refuses them outright. */
     async refuseUnsupported(req: SignedRequest): Promise<never> {
       const found = await resolveKey(header(req.headers, SVC1_HEADERS.key));
-      return fail(req, 'bad_signature', found?.id ?? null, 'this route does not accept signed requests');
+      return fail(req, 'bad_signature', found?.account_id ?? null, 'this route does not accept signed requests');
     },
 
     /**
@@ -124,14 +127,14 @@ export function createSigningService({
      * bad_signature → replay (the nonce is recorded only after the signature verified). The key is
      * looked up first so that every failure with a known key reaches that account's event stream.
      */
-    async verify(req: SignedRequest): Promise<AccountRow> {
+    async verify(req: SignedRequest): Promise<Actor> {
       const key = header(req.headers, SVC1_HEADERS.key);
       const timestamp = header(req.headers, SVC1_HEADERS.timestamp);
       const version = header(req.headers, SVC1_HEADERS.version);
       const signature = header(req.headers, SVC1_HEADERS.signature);
       const nonce = header(req.headers, SVC1_HEADERS.nonce);
       const found = await resolveKey(key);
-      const accountId = found?.id ?? null;
+      const accountId = found?.account_id ?? null;
       if (!key || !timestamp || !version || !signature || !nonce) return fail(req, 'missing', accountId);
       if (version !== SVC1_VERSION) return fail(req, 'bad_version', accountId);
       if (!/^[0-9]{1,12}$/.test(timestamp))
@@ -152,18 +155,20 @@ export function createSigningService({
         body: req.rawBody ?? '',
       });
       if (!found || !matches) return fail(req, 'bad_signature', accountId);
-      if (found.disabled_at !== null)
-        return fail(req, 'bad_signature', found.id, 'the key belongs to a disabled account');
-      if (!(await recordNonce(db, found.key_id, ts, nonce, clock()))) return fail(req, 'replay', found.id);
+      // The key acts as its person in its team, with their role there (docs/teams.md).
+      const member = await findMember(db, found.account_id, found.person_id);
+      if (!member) return fail(req, 'bad_signature', accountId, 'the key belongs to a person no longer in the team');
+      if (member.disabled_at !== null)
+        return fail(req, 'bad_signature', accountId, 'the key belongs to a disabled account');
+      if (!(await recordNonce(db, found.key_id, ts, nonce, clock()))) return fail(req, 'replay', accountId);
       // The payload does not cover the nonce: a captured write re-sent with a new nonce is the same signature.
       if (WRITES.has(req.method) && !(await recordSignature(db, found.key_id, signature, clock())))
-        return fail(req, 'replay', found.id, REPLAYED_WRITE);
+        return fail(req, 'replay', accountId, REPLAYED_WRITE);
 
       const now = clock();
       if (found.key_last_used_at === null || found.key_last_used_at < now - 60_000)
         await touchSigningKey(db, found.key_id, now);
-      const { key_id: _k, key_last_used_at: _l, ...account } = found;
-      return account;
+      return actorOf(member);
     },
 
     /** Nonces and signatures older than twice the window can never be replayed (their timestamps are stale). */

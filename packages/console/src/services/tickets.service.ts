@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { AccountRow, Database } from '../db/schema.js';
+import type { Actor, Database } from '../db/schema.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { findProduct } from '../repositories/products.repository.js';
 import {
@@ -23,7 +23,7 @@ export function newTicketRef(): string {
 
 type TicketRow = NonNullable<Awaited<ReturnType<typeof findTicket>>>;
 
-function ticketView(row: TicketRow & { account_email?: string }) {
+function ticketView(row: TicketRow & { account_email?: string | null }) {
   return {
     id: row.id,
     ref: row.ref,
@@ -32,7 +32,7 @@ function ticketView(row: TicketRow & { account_email?: string }) {
     status: row.status,
     created_at: row.created_at,
     updated_at: row.updated_at,
-    ...(row.account_email !== undefined ? { account_email: row.account_email } : {}),
+    ...(row.account_email !== undefined ? { account_email: row.account_email ?? '' } : {}),
   };
 }
 
@@ -60,7 +60,14 @@ export function createTicketsService({
     const messages = await listTicketMessages(db, ticket.id);
     return {
       ...ticketView(ticket),
-      messages: messages.map((m) => ({ id: m.id, author_role: m.author_role, body: m.body, created_at: m.created_at })),
+      messages: messages.map((m) => ({
+        id: m.id,
+        author_role: m.author_role,
+        author_person_id: m.author_person_id === null ? null : Number(m.author_person_id),
+        author_name: m.author_name,
+        body: m.body,
+        created_at: m.created_at,
+      })),
     };
   }
 
@@ -78,7 +85,7 @@ export function createTicketsService({
   }
 
   return {
-    async open(account: AccountRow, input: { product_id: number; subject: string; message: string }) {
+    async open(account: Actor, input: { product_id: number; subject: string; message: string }) {
       if (!(await findProduct(db, account.id, input.product_id)))
         throw badRequest('product_id: no product with this id on your account');
       let created: TicketRow | undefined;
@@ -96,6 +103,7 @@ export function createTicketsService({
         await insertTicketMessage(trx, {
           ticket_id: created.id,
           author_id: account.id,
+          author_person_id: account.person_id,
           author_role: 'user',
           body: input.message,
           created_at: now,
@@ -120,7 +128,7 @@ export function createTicketsService({
       return detail(await requireTicket(id, owner));
     },
 
-    async reply(id: number, owner: number | null, author: AccountRow, body: string) {
+    async reply(id: number, owner: number | null, author: Actor, body: string) {
       const ticket = await requireTicket(id, owner);
       const role = owner === null ? 'admin' : 'user';
       await activity(
@@ -129,6 +137,7 @@ export function createTicketsService({
           await insertTicketMessage(trx, {
             ticket_id: ticket.id,
             author_id: author.id,
+            author_person_id: author.person_id,
             author_role: role,
             body,
             created_at: now,

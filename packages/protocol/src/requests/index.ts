@@ -4,6 +4,7 @@
  * document describes the bodies from them (docs/architecture.md, "Request shapes").
  */
 export * from './account.js';
+export * from './agent-updates.js';
 export * from './alerts.js';
 export * from './billing.js';
 export * from './credentials.js';
@@ -11,6 +12,7 @@ export * from './enrolment.js';
 export * from './fields.js';
 export * from './fleet.js';
 export * from './servers.js';
+export * from './teams.js';
 export * from './tickets.js';
 
 import { z } from 'zod';
@@ -25,6 +27,7 @@ import {
   twoFactorLoginRequest,
   webhookRequest,
 } from './account.js';
+import { startRolloutRequest } from './agent-updates.js';
 import { alertChannelRequest, alertMuteRequest, alertRuleRequest } from './alerts.js';
 import { addProductRequest } from './billing.js';
 import { createKeyRequest, createTokenRequest } from './credentials.js';
@@ -37,6 +40,7 @@ import {
   testSavedServerRequest,
   updateServerRequest,
 } from './servers.js';
+import { invitationRequest, memberRoleRequest, teamNameRequest, teamSettingsRequest } from './teams.js';
 import { openTicketRequest, ticketReplyRequest } from './tickets.js';
 
 /** The request bodies by the name the OpenAPI document gives them (`<name>Request`, packages/protocol/src/openapi.ts). */
@@ -65,5 +69,11 @@ export const requestBodies = {
   AlertMute: alertMuteRequest,
   FleetPolicy: fleetPolicyInput,
   FleetEntry: fleetEntryInput,
+  StartRollout: startRolloutRequest,
+  TeamName: teamNameRequest,
+  TeamSettings: teamSettingsRequest,
+  MemberRole: memberRoleRequest,
+  Invitation: invitationRequest,
+  AcceptInvitation: registerRequest,
 } satisfies Record<string, z.ZodType>;
 export type RequestBodyName = keyof typeof requestBodies;

@@ -1,19 +1,24 @@
-import type { Me } from '@palisade/protocol';
-import { useEffect, useMemo } from 'react';
+import { effectivePermissions, type Me, PERMISSIONS, type Team } from '@palisade/protocol';
+import { useEffect, useLayoutEffect, useMemo, useState } from 'react';
 import { Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
 import { Loading } from '../components/states';
-import { meKey, useMe } from '../features/auth/api/get-me';
+import { getMe, meKey, useMe } from '../features/auth/api/get-me';
 import { isProtectionSection, ProtectionPanel } from '../features/protection/components/protection-panel';
-import { ApiError, setUnauthorizedHandler } from '../lib/api';
-import { invalidate } from '../lib/query';
+import { teamsKey, useTeams } from '../features/teams/api/teams';
+import { ApiError, requestTeam, setRequestTeam, setTwoFactorRequiredHandler, setUnauthorizedHandler } from '../lib/api';
+import { clearFailedQueries, clearQueriesBut, invalidate, useQuery } from '../lib/query';
+import { type CurrentTeam, TeamContext, teamAddress, teamOfSearch } from '../lib/team';
 import { Layout } from './layout';
+import { AgentUpdatesPage, RolloutPage } from './pages/agent-updates-page';
 import { RegisterPage, SignInPage, safeNext } from './pages/auth-pages';
 import { AddServerPage, FleetPage } from './pages/fleet-pages';
 import { FleetProtectionPage } from './pages/fleet-protection-page';
+import { AcceptInvitationPage, invitationToken } from './pages/invitation-page';
 import { NotFoundPage } from './pages/not-found-page';
 import { SERVER_TABS, ServerPage, type ServerTab } from './pages/server-page';
 import { SETTINGS_TABS, SettingsPage, type SettingsTab } from './pages/settings-pages';
 import { AdminTicketsPage, NewTicketPage, TicketPage, TicketsPage } from './pages/ticket-pages';
+import { TWO_FACTOR_REQUIRED_PATH, TwoFactorRequiredPage } from './pages/two-factor-required-page';
 
 const PUBLIC = ['/dashboard/sign-in', '/dashboard/register'];
 
@@ -51,6 +56,12 @@ function ProtectionRoute({ me }: { me: Me }) {
   );
 }
 
+/** `/dashboard/agent-updates/:id`: a positive id, else not found. */
+function RolloutRoute() {
+  const id = positiveId(useParams().id);
+  return id ? <RolloutPage key={id} id={id} /> : <NotFoundPage />;
+}
+
 function TicketRoute({ admin }: { admin: boolean }) {
   const id = positiveId(useParams().id);
   return id ? <TicketPage key={`${admin ? 'a' : ''}${id}`} id={id} admin={admin} /> : <NotFoundPage />;
@@ -62,10 +73,15 @@ function SettingsRoute({ me }: { me: Me }) {
 }
 
 /** The route table (React Router; docs/decisions.md, "Dashboard router"): exact, case-sensitive paths. */
-function DashboardRoutes({ me }: { me: Me }) {
+function DashboardRoutes({ me, onEnrolled }: { me: Me; onEnrolled: () => void }) {
   const admin = me.role === 'admin';
   return (
     <Routes>
+      <Route
+        caseSensitive
+        path={TWO_FACTOR_REQUIRED_PATH}
+        element={<TwoFactorRequiredPage onEnrolled={onEnrolled} />}
+      />
       <Route caseSensitive path="/dashboard" element={<FleetPage />} />
       <Route caseSensitive path="/dashboard/servers/add" element={<AddServerPage />} />
       <Route caseSensitive path="/dashboard/servers/:id" element={<ServerRoute me={me} />} />
@@ -74,6 +90,8 @@ function DashboardRoutes({ me }: { me: Me }) {
         <Route caseSensitive path=":section" element={<ProtectionRoute me={me} />} />
       </Route>
       <Route caseSensitive path="/dashboard/servers/:id/:tab" element={<ServerRoute me={me} />} />
+      <Route caseSensitive path="/dashboard/agent-updates" element={<AgentUpdatesPage />} />
+      <Route caseSensitive path="/dashboard/agent-updates/:id" element={<RolloutRoute />} />
       <Route caseSensitive path="/dashboard/protection" element={<FleetProtectionPage />} />
       <Route caseSensitive path="/dashboard/tickets" element={<TicketsPage />} />
       <Route caseSensitive path="/dashboard/tickets/new" element={<NewTicketPage />} />
@@ -91,6 +109,43 @@ function DashboardRoutes({ me }: { me: Me }) {
   );
 }
 
+/** The team in the address with the person's role there and what it allows (packages/protocol/src/roles.ts). */
+function currentTeam(teams: readonly Team[] | undefined, id: number | null, me: Me): CurrentTeam | null {
+  const team = teams?.find((t) => t.id === id);
+  if (!team) return null;
+  // The role's permissions, with the control.* the member holds in the team (overrides included) from the account.
+  const byRole = effectivePermissions(team.role);
+  const granted = me.permissions.filter((p) => !byRole.includes(p));
+  const revoked = PERMISSIONS.filter((p) => byRole.includes(p) && !me.permissions.includes(p));
+  return { ...team, permissions: effectivePermissions(team.role, granted, revoked) };
+}
+
+/**
+ * A team the person is not in (or no longer): the console's 404 (asked for here, once, with the
+ * team the address names), and the teams they can go to.
+ */
+function NotInTeam({ team, teams }: { team: number; teams: readonly Team[] | undefined }) {
+  const check = useQuery(['team-check', team], getMe);
+  if (check.loading) return <Loading />;
+  return (
+    <div className="state state-error" role="alert">
+      <p>{check.errorMessage ?? 'Not found.'}</p>
+      <p>This team is not one of yours, or you are no longer a member. Ask its owner for an invitation.</p>
+      {teams?.length ? (
+        <ul>
+          {teams.map((t) => (
+            <li key={t.id}>
+              <a href={teamAddress('/dashboard', t.id)}>
+                {t.name} ({t.role})
+              </a>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
 export function App() {
   const me = useMe();
   const location = useLocation();
@@ -100,6 +155,27 @@ export function App() {
   const signedOut = me.error instanceof ApiError && me.error.status === 401;
   const account = signedOut ? null : (me.data ?? null);
   const isPublic = PUBLIC.includes(path.replace(/\/+$/, ''));
+  const invitation = invitationToken(path);
+  const teams = useTeams(account !== null || (me.error instanceof ApiError && me.error.status === 404));
+  const addressTeam = teamOfSearch(location.search);
+
+  // The team in the address is the one every call acts in (lib/api.ts). Set before any page below
+  // asks the console (layout effects run before the queries start); on a switch, nothing read in the
+  // last team stays.
+  useLayoutEffect(() => {
+    if (addressTeam === null || addressTeam === requestTeam()) return;
+    const had = requestTeam();
+    setRequestTeam(addressTeam);
+    if (had !== null) clearQueriesBut(teamsKey);
+  }, [addressTeam]);
+
+  // An address without a team (an old link, a navigation inside the page) gets the team in use, else the person's first.
+  const fallbackTeam = requestTeam() ?? teams.data?.[0]?.id ?? null;
+  const needsTeam = account !== null && !isPublic && !invitation && addressTeam === null && fallbackTeam !== null;
+  useEffect(() => {
+    if (needsTeam && fallbackTeam !== null)
+      navigate(teamAddress(`${path}${location.search}`, fallbackTeam), { replace: true });
+  }, [needsTeam, fallbackTeam, path, location.search, navigate]);
 
   useEffect(() => {
     // Any 401 means the session ended: ask again who we are, which sends the user to sign in.
@@ -107,18 +183,52 @@ export function App() {
     return () => setUnauthorizedHandler(null);
   }, []);
 
+  // A team that requires two-factor sign-in refused a call (lib/api.ts): until the person turns it
+  // on, every page of that team sends them to turn it on, then back (docs/dashboard.md, "Teams").
+  const [enrolIn, setEnrolIn] = useState<number | null>(null);
+  useEffect(() => {
+    setTwoFactorRequiredHandler((team) => setEnrolIn(team ?? requestTeam()));
+    return () => setTwoFactorRequiredHandler(null);
+  }, []);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: another person signed in starts without the last one's refusal
+  useEffect(() => setEnrolIn(null), [account?.id]);
+  const mustEnrol =
+    account !== null && enrolIn !== null && enrolIn === addressTeam && path !== TWO_FACTOR_REQUIRED_PATH;
+  useEffect(() => {
+    if (!mustEnrol || addressTeam === null) return;
+    const next = encodeURIComponent(`${path}${location.search}`);
+    navigate(teamAddress(`${TWO_FACTOR_REQUIRED_PATH}?next=${next}`, addressTeam), { replace: true });
+  }, [mustEnrol, addressTeam, path, location.search, navigate]);
+
   useEffect(() => {
     // React Router renders a navigation as a transition, after the account change that caused it
     // (a sign-in form stores the account, then navigates): decide on the address the browser is at
     // now, so a form's own navigation is not overridden by one based on the page it left.
     if (window.location.pathname !== path) return;
-    if (signedOut && !isPublic) {
-      const next = path.startsWith('/dashboard') && path !== '/dashboard' ? `?next=${encodeURIComponent(path)}` : '';
+    if (signedOut) setRequestTeam(null);
+    if (signedOut && !isPublic && !invitation) {
+      const address = `${path}${window.location.search}`;
+      const next =
+        path.startsWith('/dashboard') && address !== '/dashboard' ? `?next=${encodeURIComponent(address)}` : '';
       navigate(`/dashboard/sign-in${next}`, { replace: true });
     }
     if (account && isPublic) navigate(safeNext(search), { replace: true });
-  }, [signedOut, account, isPublic, path, search, navigate]);
+  }, [signedOut, account, isPublic, invitation, path, search, navigate]);
 
+  // An invitation link is for the signed-in and the signed-out alike (its page offers a sign-up).
+  if (invitation && (account || signedOut))
+    return (
+      <Layout me={account}>
+        <AcceptInvitationPage token={invitation} me={account} />
+      </Layout>
+    );
+
+  if (!account && !signedOut && me.error instanceof ApiError && me.error.status === 404 && addressTeam !== null)
+    return (
+      <Layout me={null}>
+        <NotInTeam team={addressTeam} teams={teams.data} />
+      </Layout>
+    );
   if (!account && !signedOut) {
     return (
       <Layout me={null}>
@@ -138,15 +248,35 @@ export function App() {
   if (!account) {
     return <Layout me={null}>{path.startsWith('/dashboard/register') ? <RegisterPage /> : <SignInPage />}</Layout>;
   }
-  if (isPublic)
+  if (isPublic || (addressTeam === null && (teams.loading || needsTeam)))
     return (
       <Layout me={account}>
         <Loading />
       </Layout>
     );
+  if (addressTeam !== null && teams.data && !teams.data.some((t) => t.id === addressTeam))
+    return (
+      <Layout me={account} teams={teams.data} team={addressTeam}>
+        <NotInTeam team={addressTeam} teams={teams.data} />
+      </Layout>
+    );
   return (
-    <Layout me={account}>
-      <DashboardRoutes me={account} />
-    </Layout>
+    <TeamContext.Provider value={currentTeam(teams.data, addressTeam, account)}>
+      <Layout me={account} teams={teams.data} team={addressTeam}>
+        {mustEnrol ? (
+          <Loading />
+        ) : (
+          <DashboardRoutes
+            key={addressTeam ?? 0}
+            me={account}
+            onEnrolled={() => {
+              setEnrolIn(null);
+              // What the team refused before is asked again on the pages the person goes back to.
+              clearFailedQueries();
+            }}
+          />
+        )}
+      </Layout>
+    </TeamContext.Provider>
   );
 }

@@ -1,7 +1,10 @@
-import type { Me } from '@palisade/protocol';
+import type { Me, Team } from '@palisade/protocol';
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { useSignOut } from '../features/auth/api/sign-out';
+import { TeamSwitcher } from '../features/teams/components/team-switcher';
+import { setRequestTeam } from '../lib/api';
+import { teamAddress } from '../lib/team';
 import { setTheme, THEMES, type Theme, useTheme } from '../lib/theme';
 
 function NavLink({ to, children, match }: { to: string; children: ReactNode; match: (path: string) => boolean }) {
@@ -65,11 +68,28 @@ function useFocusOnNavigate(path: string) {
   }, [path]);
 }
 
-export function Layout({ me, children }: { me: Me | null; children: ReactNode }) {
+/** Where switching to another team goes: the same settings page, else that team's fleet. */
+const switchedPath = (path: string) => (path.startsWith('/dashboard/settings/') ? path : '/dashboard');
+
+export function Layout({
+  me,
+  teams,
+  team,
+  children,
+}: {
+  me: Me | null;
+  /** The person's teams and the one in the address (signed in only). */
+  teams?: readonly Team[] | undefined;
+  team?: number | null;
+  children: ReactNode;
+}) {
   const path = useLocation().pathname;
   const navigate = useNavigate();
   const [menuOpen, setMenuOpen] = useState(false);
-  const signOut = useSignOut(() => navigate('/dashboard/sign-in', { replace: true }));
+  const signOut = useSignOut(() => {
+    setRequestTeam(null);
+    navigate('/dashboard/sign-in', { replace: true });
+  });
   useFocusOnNavigate(path);
   // A new page starts at the top, as a page load would.
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs once per navigation, keyed on the path
@@ -78,6 +98,17 @@ export function Layout({ me, children }: { me: Me | null; children: ReactNode })
   }, [path]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the menu closes on every navigation
   useEffect(() => setMenuOpen(false), [path]);
+  // …and on Escape, which gives the focus back to its button.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setMenuOpen(false);
+      document.querySelector<HTMLButtonElement>('.menu-toggle')?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
 
   return (
     <>
@@ -103,7 +134,12 @@ export function Layout({ me, children }: { me: Me | null; children: ReactNode })
               Menu
             </button>
             <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : ''}>
-              <NavLink to="/dashboard" match={(p) => p === '/dashboard' || p.startsWith('/dashboard/servers')}>
+              <NavLink
+                to="/dashboard"
+                match={(p) =>
+                  p === '/dashboard' || p.startsWith('/dashboard/servers') || p.startsWith('/dashboard/agent-updates')
+                }
+              >
                 Fleet
               </NavLink>
               <NavLink to="/dashboard/protection" match={(p) => p.startsWith('/dashboard/protection')}>
@@ -120,6 +156,13 @@ export function Layout({ me, children }: { me: Me | null; children: ReactNode })
               <NavLink to="/dashboard/settings/api" match={(p) => p.startsWith('/dashboard/settings')}>
                 Settings
               </NavLink>
+              {teams ? (
+                <TeamSwitcher
+                  teams={teams}
+                  current={team ?? null}
+                  onSwitch={(id) => navigate(teamAddress(switchedPath(path), id))}
+                />
+              ) : null}
               <span className="whoami" title={me.email}>
                 {me.name}
               </span>

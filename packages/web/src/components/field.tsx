@@ -35,6 +35,32 @@ export function TextField({ label, error, hint, id, ...input }: FieldProps & Inp
   );
 }
 
+/** The hint every new password carries: the console's own limits (packages/protocol/src/requests/account.ts). */
+const NEW_PASSWORD_HINT = '8 to 256 characters.';
+
+/**
+ * A password input: `current` asks for the one the account has, `new` for one being chosen (the
+ * browser offers to generate and save it; the hint says the limits, then `hint` if given), `repeat`
+ * for the new one typed again.
+ */
+export function PasswordField({
+  purpose,
+  hint,
+  ...field
+}: FieldProps & { purpose: 'current' | 'new' | 'repeat' } & Omit<
+    InputHTMLAttributes<HTMLInputElement>,
+    'type' | 'autoComplete'
+  >) {
+  return (
+    <TextField
+      {...field}
+      type="password"
+      autoComplete={purpose === 'current' ? 'current-password' : 'new-password'}
+      hint={purpose === 'new' ? (hint ? `${NEW_PASSWORD_HINT} ${hint}` : NEW_PASSWORD_HINT) : hint}
+    />
+  );
+}
+
 export function TextArea({
   label,
   error,

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { PagedState } from '../lib/query';
 import { Button } from './buttons';
 
@@ -15,5 +16,32 @@ export function LoadMore<T>({ query, noun }: { query: PagedState<T>; noun: strin
         </Button>
       ) : null}
     </p>
+  );
+}
+
+/** Previous / Next under a list paged in the page itself, with what the current page shows between them. */
+export function PageNav({
+  label,
+  current,
+  pages,
+  onPage,
+  children,
+}: {
+  label: string;
+  current: number;
+  pages: number;
+  onPage: (page: number) => void;
+  children: ReactNode;
+}) {
+  return (
+    <nav className="pager" aria-label={label}>
+      <Button small disabled={current === 1} onClick={() => onPage(current - 1)}>
+        ← Previous
+      </Button>
+      <span>{children}</span>
+      <Button small disabled={current === pages} onClick={() => onPage(current + 1)}>
+        Next →
+      </Button>
+    </nav>
   );
 }

@@ -42,10 +42,24 @@ export function ServerScore({
   server,
   large,
 }: {
-  server: { score: number; last_known_score: { score: number; at: number } | null; as_of: number };
+  server: {
+    score: number;
+    last_known_score: { score: number; at: number } | null;
+    as_of: number;
+    state?: ServerStateName;
+  };
   large?: boolean;
 }) {
   const last = server.last_known_score;
+  // Offline with no check-in on record: there is no score to show, and 0 in the poor band would say
+  // something was measured (docs/fleet.md, "Server states").
+  if (!last && server.state === 'offline')
+    return (
+      <span className={`score score-stale${large ? ' score-large' : ''}`} data-testid="no-score">
+        <strong>—</strong>
+        <span className="score-word">no check-in yet</span>
+      </span>
+    );
   return last ? (
     <LastKnownScore score={last.score} at={last.at} asOf={server.as_of} large={large} />
   ) : (

@@ -24,6 +24,9 @@ export class ApiError extends Error {
  */
 export const PERMISSION_REQUIRED: ErrorCode = 'permission_required';
 
+/** The code of a member refused because their team requires two-factor sign-in (docs/teams.md). */
+export const TWO_FACTOR_REQUIRED: ErrorCode = 'two_factor_required';
+
 /** The one place an error answer becomes an `ApiError`: status, the console's sentence, its code. */
 export function errorFromAnswer(status: number, body: unknown, retryAfter: string | null): ApiError {
   const record = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
@@ -52,6 +55,31 @@ export function setUnauthorizedHandler(handler: (() => void) | null) {
   onUnauthorized = handler;
 }
 
+/**
+ * Called when a call acting in a team answers 403 `two_factor_required`, with that team: the app
+ * sends the person to turn two-factor sign-in on (app/app.tsx), whatever page asked.
+ */
+let onTwoFactorRequired: ((team: number | null) => void) | null = null;
+export function setTwoFactorRequiredHandler(handler: ((team: number | null) => void) | null) {
+  onTwoFactorRequired = handler;
+}
+
+/**
+ * The team every call acts in (docs/teams.md, "The team a request acts in"): the one in the
+ * dashboard's address (`?team=<id>`, app/app.tsx keeps it there), sent as `X-Palisade-Team`. Calls
+ * about the person rather than a team (signing in, the list of teams, an invitation link) go without.
+ */
+let team: number | null = null;
+export function setRequestTeam(id: number | null) {
+  team = id;
+}
+export const requestTeam = () => team;
+const PERSON_PATHS = ['/api/auth/', '/api/teams', '/api/invitations/'];
+export const TEAM_HEADER = 'x-palisade-team';
+
+/** The team a call to `path` acts in (sent as the header), or null for a call about the person. */
+const teamOfCall = (path: string): number | null => (PERSON_PATHS.some((p) => path.startsWith(p)) ? null : team);
+
 function urlOf(path: string, query?: RequestOptions['query']): string {
   if (!query) return path;
   const params = new URLSearchParams();
@@ -61,6 +89,7 @@ function urlOf(path: string, query?: RequestOptions['query']): string {
 }
 
 async function send(method: Method, path: string, options: RequestOptions): Promise<{ res: Response; body: unknown }> {
+  const actingIn = teamOfCall(path);
   let res: Response;
   try {
     res = await fetch(urlOf(path, options.query), {
@@ -68,6 +97,7 @@ async function send(method: Method, path: string, options: RequestOptions): Prom
       credentials: 'same-origin',
       headers: {
         accept: 'application/json',
+        ...(actingIn === null ? {} : { [TEAM_HEADER]: String(actingIn) }),
         ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
@@ -88,7 +118,9 @@ async function send(method: Method, path: string, options: RequestOptions): Prom
   }
   if (!res.ok) {
     if (res.status === 401 && !path.startsWith('/api/auth/')) onUnauthorized?.();
-    throw errorFromAnswer(res.status, body, res.headers.get('retry-after'));
+    const err = errorFromAnswer(res.status, body, res.headers.get('retry-after'));
+    if (err.status === 403 && err.code === TWO_FACTOR_REQUIRED) onTwoFactorRequired?.(actingIn);
+    throw err;
   }
   return { res, body };
 }
@@ -116,4 +148,21 @@ export function errorText(err: unknown): string {
     return err.message;
   }
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The console names the field a 4xx is about (`old_password: not the account's current password`).
+ * A form shows such a message under that field, in words (`Not the account's current password.`):
+ * `fieldError(message, 'old_password')` is its text for that field, `otherError(message, fields)` the
+ * message when it is about none of the form's fields (shown above the button), else null.
+ */
+export function fieldError(message: string | null | undefined, field: string): string | undefined {
+  if (!message?.startsWith(`${field}: `)) return undefined;
+  const text = message.slice(field.length + 2).trim();
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? '' : '.'}`;
+}
+
+export function otherError(message: string | null | undefined, fields: readonly string[]): string | null {
+  if (!message) return null;
+  return fields.some((f) => message.startsWith(`${f}: `)) ? null : message;
 }

@@ -23,7 +23,8 @@ export function timeAgo(ts: number | null | undefined, now = Date.now()): string
 
 export function dateTime(ts: number | null | undefined): string {
   if (!ts) return '—';
-  return new Date(ts).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  // 24-hour, as the charts' axes: one clock on every page.
+  return new Date(ts).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', hourCycle: 'h23' });
 }
 
 export function money(cents: number, currency: string): string {

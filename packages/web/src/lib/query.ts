@@ -50,6 +50,13 @@ export const setQueryData = (key: QueryKey, data: unknown) => queryClient.setQue
 /** Drops everything: after sign-out nothing of the last account stays in memory. */
 export const clearQueries = () => queryClient.resetQueries();
 
+/** Drops everything but the queries under `keep`: after a switch of team, nothing of the last team stays. */
+export const clearQueriesBut = (keep: QueryKey) =>
+  queryClient.resetQueries({ predicate: (q) => !keep.every((part, i) => q.queryKey[i] === part) });
+
+/** Drops the queries that failed: once a refusal is lifted (two-factor turned on), their pages ask again. */
+export const clearFailedQueries = () => queryClient.resetQueries({ predicate: (q) => q.state.status === 'error' });
+
 export interface QueryState<T> {
   data: T | undefined;
   error: unknown;

@@ -23,6 +23,10 @@ import { fleetBanLimits } from './0023-fleet-ban-limits.js';
 import { alertChannelConfirmation } from './0024-alert-channel-confirmation.js';
 import { alertHistoryIndexes } from './0025-alert-history-indexes.js';
 import { jobRounds } from './0026-job-rounds.js';
+import { agentRollouts } from './0027-agent-rollouts.js';
+import { teams } from './0028-teams.js';
+import { singleSignOn } from './0029-single-sign-on.js';
+import { ticketMessageAuthors } from './0030-ticket-message-authors.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -54,6 +58,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0024_alert_channel_confirmation': alertChannelConfirmation,
     '0025_alert_history_indexes': alertHistoryIndexes,
     '0026_job_rounds': jobRounds,
+    '0027_agent_rollouts': agentRollouts(dialect),
+    '0028_teams': teams(dialect),
+    '0029_single_sign_on': singleSignOn(dialect),
+    '0030_ticket_message_authors': ticketMessageAuthors,
   };
 }
 

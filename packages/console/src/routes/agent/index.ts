@@ -16,14 +16,14 @@ const agentToken = (request: FastifyRequest) => bearer(request) || null;
 export default async function agentRoutes(app: FastifyInstance) {
   registerLinkEndpoint(app);
 
-  app.post('/api/agent/checkin', async (request) => {
+  app.post('/api/agent/checkin', { config: { permission: 'public' } }, async (request) => {
     const token = agentToken(request);
     if (!token) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
     return { data: await app.services.checkins.checkin(token, request.body) };
   });
 
   // An agent removing its own server (`palisade-agent uninstall --forget`): the check-in's token.
-  app.delete('/api/agent/server', async (request) => {
+  app.delete('/api/agent/server', { config: { permission: 'public' } }, async (request) => {
     const token = agentToken(request);
     if (!token) throw unauthorized('missing daemon token: send Authorization: Bearer dmn_…');
     const server = await app.services.servers.forDaemonToken(token);
@@ -33,7 +33,7 @@ export default async function agentRoutes(app: FastifyInstance) {
   });
 
   // An agent registering itself with an enrolment token (enr_…): docs/agent.md, "One-line install".
-  app.post('/api/agent/register', async (request, reply) => {
+  app.post('/api/agent/register', { config: { permission: 'public' } }, async (request, reply) => {
     const token = agentToken(request);
     const body = () => parseInput(agentRegistrationRequest, request.body, 'body');
     const registered = await app.services.enrolment.register(token, body, request.ip);
@@ -43,20 +43,32 @@ export default async function agentRoutes(app: FastifyInstance) {
   const run = (request: FastifyRequest<{ Params: { run: string } }>) =>
     app.services.benchmarks.runForToken(agentToken(request), parseId(request.params.run));
 
-  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/start', async (request) => {
-    await app.services.benchmarks.start(await run(request));
-    return { data: { status: 'running' } };
-  });
+  app.post<{ Params: { run: string } }>(
+    '/api/agent/benchmarks/:run/start',
+    { config: { permission: 'public' } },
+    async (request) => {
+      await app.services.benchmarks.start(await run(request));
+      return { data: { status: 'running' } };
+    },
+  );
 
-  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/log', async (request) => {
-    await app.services.benchmarks.log(await run(request), request.body);
-    return { data: { logged: true } };
-  });
+  app.post<{ Params: { run: string } }>(
+    '/api/agent/benchmarks/:run/log',
+    { config: { permission: 'public' } },
+    async (request) => {
+      await app.services.benchmarks.log(await run(request), request.body);
+      return { data: { logged: true } };
+    },
+  );
 
-  app.post<{ Params: { run: string } }>('/api/agent/benchmarks/:run/result', async (request) => {
-    await app.services.benchmarks.result(await run(request), request.body);
-    return { data: { received: true } };
-  });
+  app.post<{ Params: { run: string } }>(
+    '/api/agent/benchmarks/:run/result',
+    { config: { permission: 'public' } },
+    async (request) => {
+      await app.services.benchmarks.result(await run(request), request.body);
+      return { data: { received: true } };
+    },
+  );
 
   // Network section: the agent downloads and uploads payloads and times small round trips.
   app.get<{ Params: { run: string }; Querystring: { bytes?: string } }>(
@@ -79,7 +91,7 @@ export default async function agentRoutes(app: FastifyInstance) {
     );
     upload.post<{ Params: { run: string } }>(
       '/api/agent/benchmarks/:run/payload',
-      { bodyLimit: PAYLOAD_MAX_BYTES },
+      { bodyLimit: PAYLOAD_MAX_BYTES, config: { permission: 'public' } },
       async (request) => {
         await run(request);
         const body = request.body;

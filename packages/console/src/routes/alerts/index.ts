@@ -61,7 +61,7 @@ function page(reply: FastifyReply, status: number, title: string, body: string) 
 
 /** Alerts (docs/alerts.md): rules, channels with "send a test", history, and maintenance mutes. Session only. */
 export default async function alertRoutes(app: FastifyInstance) {
-  const own = { preHandler: requireSession };
+  const own = { preHandler: requireSession, config: { permission: 'alerts.write' } as const };
   type WithId = { Params: { id: string } };
 
   app.get('/api/alerts/rules', own, async (request) => ({
@@ -162,7 +162,7 @@ export default async function alertRoutes(app: FastifyInstance) {
     form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
-    form.post('/alerts/confirm', async (request, reply) => {
+    form.post('/alerts/confirm', { config: { permission: 'public' } }, async (request, reply) => {
       const parsed = channelConfirmQuery.safeParse(request.body ?? {});
       if (!parsed.success)
         return page(reply, 400, 'Link not valid', '<p>token: expected the token from the confirmation e-mail.</p>');

@@ -18,7 +18,7 @@ export default async function benchmarkRoutes(app: FastifyInstance) {
 
   app.post<{ Params: { id: string } }>(
     '/api/servers/:id/benchmarks',
-    { preHandler: requireSession },
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
     async (request, reply) => {
       const id = parseId(request.params.id);
       if (id === null) throw notFound('server');

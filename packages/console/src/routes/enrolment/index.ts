@@ -12,17 +12,21 @@ export default async function enrolmentRoutes(app: FastifyInstance) {
     data: { tokens: await app.services.enrolment.list(request.account!.id) },
   }));
 
-  app.post('/api/enrolment-tokens', { preHandler: requireSession }, async (request, reply) => {
-    const body = parseInput(createEnrolmentTokenRequest, request.body, 'body');
-    // The line pins the release key of the artifacts this console serves (null: unsigned).
-    const releaseKey = readReleaseKey(app.config.artifactsDir);
-    const token = await app.services.enrolment.create(request.account!.id, body, consoleUrl(request), releaseKey);
-    return reply.status(201).send({ data: token });
-  });
+  app.post(
+    '/api/enrolment-tokens',
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
+    async (request, reply) => {
+      const body = parseInput(createEnrolmentTokenRequest, request.body, 'body');
+      // The line pins the release key of the artifacts this console serves (null: unsigned).
+      const releaseKey = readReleaseKey(app.config.artifactsDir);
+      const token = await app.services.enrolment.create(request.account!.id, body, consoleUrl(request), releaseKey);
+      return reply.status(201).send({ data: token });
+    },
+  );
 
   app.delete<{ Params: { id: string } }>(
     '/api/enrolment-tokens/:id',
-    { preHandler: requireSession },
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
     async (request) => {
       const id = parseId(request.params.id);
       if (id === null) throw notFound('enrolment token');

@@ -18,7 +18,7 @@ function actorOf(request: FastifyRequest): FleetActor {
     accountId: account.id,
     permissions: account.permissions,
     kind: 'session',
-    id: account.id,
+    id: account.person_id,
     label: account.email,
     ip: request.ip,
   };
@@ -32,35 +32,55 @@ export default async function fleetRoutes(app: FastifyInstance) {
     data: { policies: await fleet().listPolicies(request.account!.id) },
   }));
 
-  app.post('/api/fleet/policies', { preHandler: requireSession }, async (request, reply) => {
-    const input = parseInput(fleetPolicyInput, request.body, 'body');
-    return reply.status(201).send({ data: { policy: await fleet().createPolicy(actorOf(request), input) } });
-  });
+  app.post(
+    '/api/fleet/policies',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request, reply) => {
+      const input = parseInput(fleetPolicyInput, request.body, 'body');
+      return reply.status(201).send({ data: { policy: await fleet().createPolicy(actorOf(request), input) } });
+    },
+  );
 
-  app.patch<{ Params: { id: string } }>('/api/fleet/policies/:id', { preHandler: requireSession }, async (request) => {
-    const id = idOf(request, 'fleet policy');
-    const input = parseInput(fleetPolicyInput, request.body, 'body');
-    return { data: { policy: await fleet().updatePolicy(actorOf(request), id, input) } };
-  });
+  app.patch<{ Params: { id: string } }>(
+    '/api/fleet/policies/:id',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request) => {
+      const id = idOf(request, 'fleet policy');
+      const input = parseInput(fleetPolicyInput, request.body, 'body');
+      return { data: { policy: await fleet().updatePolicy(actorOf(request), id, input) } };
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/api/fleet/policies/:id', { preHandler: requireSession }, async (request) => {
-    await fleet().deletePolicy(actorOf(request), idOf(request, 'fleet policy'));
-    return { data: { deleted: true } };
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/api/fleet/policies/:id',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request) => {
+      await fleet().deletePolicy(actorOf(request), idOf(request, 'fleet policy'));
+      return { data: { deleted: true } };
+    },
+  );
 
   app.get('/api/fleet/entries', { preHandler: requireSession }, async (request) => {
     const { list, cursor, limit } = parseInput(fleetEntriesQuery, request.query, 'query');
     return { data: await fleet().listEntries(request.account!.id, list, parsePage({ cursor, limit })) };
   });
 
-  app.post('/api/fleet/entries', { preHandler: requireSession }, async (request, reply) => {
-    const input = parseInput(fleetEntryInput, request.body, 'body');
-    return reply.status(201).send({ data: { entry: await fleet().addEntry(actorOf(request), input) } });
-  });
+  app.post(
+    '/api/fleet/entries',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request, reply) => {
+      const input = parseInput(fleetEntryInput, request.body, 'body');
+      return reply.status(201).send({ data: { entry: await fleet().addEntry(actorOf(request), input) } });
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/api/fleet/entries/:id', { preHandler: requireSession }, async (request) => ({
-    data: await fleet().liftEntry(actorOf(request), idOf(request, 'fleet entry')),
-  }));
+  app.delete<{ Params: { id: string } }>(
+    '/api/fleet/entries/:id',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request) => ({
+      data: await fleet().liftEntry(actorOf(request), idOf(request, 'fleet entry')),
+    }),
+  );
 
   app.get<{ Params: { id: string } }>(
     '/api/fleet/servers/:id/bans',
@@ -75,8 +95,12 @@ export default async function fleetRoutes(app: FastifyInstance) {
     return { data: await fleet().address(request.account!.id, ip) };
   });
 
-  app.delete('/api/fleet/addresses', { preHandler: requireSession }, async (request) => {
-    const { ip } = parseInput(fleetAddressQuery, request.query, 'query');
-    return { data: await fleet().liftAddress(actorOf(request), ip) };
-  });
+  app.delete(
+    '/api/fleet/addresses',
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
+    async (request) => {
+      const { ip } = parseInput(fleetAddressQuery, request.query, 'query');
+      return { data: await fleet().liftAddress(actorOf(request), ip) };
+    },
+  );
 }

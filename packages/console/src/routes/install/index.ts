@@ -1,9 +1,11 @@
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROTECTED_SERVICES } from '@palisade/protocol/control';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONSOLE_VERSION } from '../../config.js';
-import { RELEASE_SIGNATURE, readReleaseKey } from '../../release-key.js';
+import { executableAsset, IN_EXECUTABLE } from '../../packaged.js';
+import { RELEASE_SIGNATURE, readReleaseKey, servedAgentVersion } from '../../release-key.js';
 import { consoleUrl, shQuote } from '../console-url.js';
 
 // This file runs compiled, from <console package>/dist/src/routes/install/, in a checkout and in the npm tarball.
@@ -12,14 +14,16 @@ const SCRIPT = join(PACKAGE_ROOT, 'install/agent.sh');
 
 /**
  * The only files `GET /install/<name>` serves, by exact name (docs/agent.md, "One-line install"):
- * a request never becomes a path.
+ * a request never becomes a path. `version` is the agent version SHA256SUMS names
+ * (servedAgentVersion, docs/decisions.md "The served agent version"), checked against a strict form.
  */
-export const INSTALL_ARTIFACTS = [
-  `palisade-agent_${CONSOLE_VERSION}_amd64.deb`,
-  `palisade-agent-${CONSOLE_VERSION}-linux-x64`,
-  `palisade-agent-${CONSOLE_VERSION}.mjs`,
-  `palisade-agent-${CONSOLE_VERSION}-geo.tar`,
-] as const;
+export const installArtifacts = (version: string) =>
+  [
+    `palisade-agent_${version}_amd64.deb`,
+    `palisade-agent-${version}-linux-x64`,
+    `palisade-agent-${version}.mjs`,
+    `palisade-agent-${version}-geo.tar`,
+  ] as const;
 
 const missingArtifacts = (dir: string) =>
   `This console has no agent packages in ${dir}: run \`npm run package\` in the Palisade checkout ` +
@@ -32,6 +36,8 @@ const plain = (reply: FastifyReply, status: number, text: string) =>
 export default async function installRoutes(app: FastifyInstance) {
   const dir = app.config.artifactsDir;
   const sumsFile = join(dir, 'SHA256SUMS');
+  // Read at each request: a new release dropped into the directory is served without a restart.
+  const served = () => servedAgentVersion(dir, CONSOLE_VERSION).version;
 
   /**
    * SHA256SUMS limited to the served names, or null when the packages are not there. Signed, it is
@@ -40,9 +46,10 @@ export default async function installRoutes(app: FastifyInstance) {
   const sums = (): string | null => {
     if (!existsSync(sumsFile)) return null;
     if (readReleaseKey(dir) !== null) return readFileSync(sumsFile, 'utf8');
+    const names: readonly string[] = installArtifacts(served());
     const lines = readFileSync(sumsFile, 'utf8')
       .split('\n')
-      .filter((line) => (INSTALL_ARTIFACTS as readonly string[]).includes(line.split('  ')[1] ?? ''));
+      .filter((line) => names.includes(line.split('  ')[1] ?? ''));
     return lines.length > 0 ? `${lines.join('\n')}\n` : null;
   };
 
@@ -55,9 +62,11 @@ export default async function installRoutes(app: FastifyInstance) {
     // puts in and never looks inside a value it put in.
     const values: Record<string, string> = {
       CONSOLE_URL: shQuote(consoleUrl(request)),
-      VERSION: shQuote(CONSOLE_VERSION),
+      VERSION: shQuote(served()),
+      PROTECTED_SERVICES: shQuote(PROTECTED_SERVICES.join(' ')),
     };
-    const script = readFileSync(SCRIPT, 'utf8').replace(/@(CONSOLE_URL|VERSION)@/g, (_, name: string) => values[name]!);
+    const template = IN_EXECUTABLE ? String(executableAsset('install/agent.sh')) : readFileSync(SCRIPT, 'utf8');
+    const script = template.replace(/@(CONSOLE_URL|VERSION|PROTECTED_SERVICES)@/g, (_, name: string) => values[name]!);
     return reply.header('cache-control', 'no-store').type('text/x-shellscript; charset=utf-8').send(script);
   });
 
@@ -82,9 +91,10 @@ export default async function installRoutes(app: FastifyInstance) {
   });
 
   app.get<{ Params: { artifact: string } }>('/install/:artifact', (request, reply) => {
-    const name = INSTALL_ARTIFACTS.find((n) => n === request.params.artifact);
+    const artifacts = installArtifacts(served());
+    const name = artifacts.find((n) => n === request.params.artifact);
     if (name === undefined) {
-      return plain(reply, 404, `not found: this console serves ${INSTALL_ARTIFACTS.join(', ')} and SHA256SUMS\n`);
+      return plain(reply, 404, `not found: this console serves ${artifacts.join(', ')} and SHA256SUMS\n`);
     }
     const file = join(dir, name);
     if (!existsSync(file)) return plain(reply, 503, missingArtifacts(dir));

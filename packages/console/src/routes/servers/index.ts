@@ -88,35 +88,51 @@ export default async function serverRoutes(app: FastifyInstance) {
     },
   );
 
-  app.post('/api/servers', { preHandler: requireSession }, async (request, reply) => {
-    const body = parseInput(addServerRequest, request.body, 'body');
-    const server = await app.services.servers.add(request.account!.id, body, consoleUrl(request));
-    return reply.status(201).send({ data: { server } });
-  });
+  app.post(
+    '/api/servers',
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
+    async (request, reply) => {
+      const body = parseInput(addServerRequest, request.body, 'body');
+      const server = await app.services.servers.add(request.account!.id, body, consoleUrl(request));
+      return reply.status(201).send({ data: { server } });
+    },
+  );
 
-  app.post('/api/servers/test', { preHandler: requireSession }, async (request) => {
-    const raw = request.body;
-    const body =
-      raw && typeof raw === 'object' && 'server_id' in raw
-        ? parseInput(testSavedServerRequest, raw, 'body')
-        : parseInput(testAddressRequest, raw, 'body');
-    return { data: await app.services.servers.test(request.account!.id, body) };
-  });
+  app.post(
+    '/api/servers/test',
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
+    async (request) => {
+      const raw = request.body;
+      const body =
+        raw && typeof raw === 'object' && 'server_id' in raw
+          ? parseInput(testSavedServerRequest, raw, 'body')
+          : parseInput(testAddressRequest, raw, 'body');
+      return { data: await app.services.servers.test(request.account!.id, body) };
+    },
+  );
 
-  app.patch<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
-    const id = serverId(request);
-    const body = parseInput(updateServerRequest, request.body, 'body');
-    return { data: { server: await app.services.servers.update(request.account!.id, id, body) } };
-  });
+  app.patch<{ Params: { id: string } }>(
+    '/api/servers/:id',
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
+    async (request) => {
+      const id = serverId(request);
+      const body = parseInput(updateServerRequest, request.body, 'body');
+      return { data: { server: await app.services.servers.update(request.account!.id, id, body) } };
+    },
+  );
 
-  app.delete<{ Params: { id: string } }>('/api/servers/:id', { preHandler: requireSession }, async (request) => {
-    await app.services.servers.remove(request.account!.id, serverId(request));
-    return { data: { deleted: true } };
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/api/servers/:id',
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
+    async (request) => {
+      await app.services.servers.remove(request.account!.id, serverId(request));
+      return { data: { deleted: true } };
+    },
+  );
 
   app.post<{ Params: { id: string } }>(
     '/api/servers/:id/enrollment',
-    { preHandler: requireSession },
+    { preHandler: requireSession, config: { permission: 'servers.write' } },
     async (request) => ({
       data: await app.services.servers.reissueEnrollment(request.account!, serverId(request), consoleUrl(request)),
     }),
@@ -125,7 +141,7 @@ export default async function serverRoutes(app: FastifyInstance) {
   // How the console reaches the server: the account's decision alone (control.edit), audited.
   app.put<{ Params: { id: string } }>(
     '/api/servers/:id/connection',
-    { preHandler: requireSession },
+    { preHandler: requireSession, config: { permission: 'control.edit' } },
     async (request) => {
       const id = serverId(request);
       const { mode } = parseInput(serverConnectionRequest, request.body, 'body');
@@ -135,7 +151,7 @@ export default async function serverRoutes(app: FastifyInstance) {
         await app.services.audit.fleet({
           accountId: account.id,
           action: 'server.connection',
-          actor: { kind: 'session', id: account.id, label: account.email },
+          actor: { kind: 'session', id: account.person_id, label: account.email },
           ip: request.ip,
           server: { id, name: serverName },
           method: 'PUT',
@@ -201,7 +217,7 @@ export default async function serverRoutes(app: FastifyInstance) {
       await app.services.audit.controlWrite({
         actor: {
           kind: 'session',
-          id: account.id,
+          id: account.person_id,
           label: account.email,
           accountId: account.id,
           admin: account.role === 'admin',
@@ -221,6 +237,7 @@ export default async function serverRoutes(app: FastifyInstance) {
     method: ['GET', 'POST', 'DELETE'],
     url: '/api/servers/:id/control',
     preHandler: requireSession,
+    config: { read: 'control.read', permission: 'control.edit' },
     handler: control,
   });
 }

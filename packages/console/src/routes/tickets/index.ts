@@ -18,7 +18,7 @@ function statusFilter(raw: unknown): 'open' | 'closed' | undefined {
 
 /** Tickets: the account's own (cookie or SVC1-signed), and the admins' view of all of them. */
 export default async function ticketRoutes(app: FastifyInstance) {
-  const own = { preHandler: requireSessionOrSigned, config: { signed: true } };
+  const own = { preHandler: requireSessionOrSigned, config: { signed: true, permission: 'tickets.write' } as const };
   type WithId = { Params: { id: string } };
 
   type ListQuery = { Querystring: { status?: string; cursor?: string; limit?: string } };
@@ -59,6 +59,7 @@ export default async function ticketRoutes(app: FastifyInstance) {
   // Admins answer tickets of every account.
   const admin = {
     preHandler: [requireSession, async (request: FastifyRequest) => requireAdmin(request)],
+    config: { permission: 'console.admin', read: 'console.admin' } as const,
   };
 
   app.get<ListQuery>('/api/admin/tickets', admin, async (request) => ({

@@ -2,6 +2,7 @@ import { jsonSchemaOf, v1OpenApi, v1Responses } from '@palisade/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../errors.js';
 import { tokenHook } from '../../plugins/auth.js';
+import { actingTeam } from '../../services/accounts.service.js';
 import { parseId } from '../../validation.js';
 
 /** The public read-only API: Bearer svc_ tokens only, the session cookie is ignored. */
@@ -24,9 +25,10 @@ async function guardedV1Routes(app: FastifyInstance) {
     schema: { response: { 200: jsonSchemaOf(v1Responses[schema]) } },
   });
 
-  app.get('/api/v1/me', ok('me'), async (request) => {
-    const { id, name, email, role } = request.account!;
-    return { data: { id, name, email, role } };
+  // The person the token belongs to and the team it acts in, with their role there (docs/teams.md): any role may ask.
+  app.get('/api/v1/me', { ...ok('me'), config: { read: 'person' } }, async (request) => {
+    const { person_id: id, name, email, role } = request.account!;
+    return { data: { id, name, email, role, team: actingTeam(request.account!) } };
   });
 
   // The answer comes as JSON bytes, from memory while it holds (services/servers/list-cache.ts), and

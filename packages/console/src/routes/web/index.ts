@@ -2,6 +2,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { executableAsset, IN_EXECUTABLE } from '../../packaged.js';
+import { preferredEncoding } from '../../plugins/compression.js';
 
 // This file runs compiled, from <console package>/dist/src/routes/web/.
 const PACKAGED_WEB_ROOT = fileURLToPath(new URL('../../../../web/', import.meta.url));
@@ -38,11 +40,20 @@ export const SECURITY_HEADERS = {
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 };
 
-export default async function webRoutes(app: FastifyInstance) {
-  const indexFile = join(WEB_ROOT, 'index.html');
+/**
+ * The dashboard's files: on disk under WEB_ROOT, or, in the single executable, its assets `web/<path>`
+ * (src/packaged.ts); null when there is no such file.
+ */
+function webFile(relative: string): Buffer | null {
+  if (IN_EXECUTABLE) return executableAsset(`web/${relative}`);
+  const file = join(WEB_ROOT, relative);
+  return existsSync(file) && statSync(file).isFile() ? readFileSync(file) : null;
+}
 
+export default async function webRoutes(app: FastifyInstance) {
   const sendIndex = (reply: import('fastify').FastifyReply) => {
-    if (!existsSync(indexFile)) {
+    const index = webFile('index.html');
+    if (index === null) {
       return reply
         .status(503)
         .type('text/plain; charset=utf-8')
@@ -51,23 +62,29 @@ export default async function webRoutes(app: FastifyInstance) {
     return reply
       .headers({ ...SECURITY_HEADERS, 'cache-control': 'no-cache' })
       .type(TYPES['.html']!)
-      .send(readFileSync(indexFile));
+      .send(index);
   };
 
   app.get('/', (_request, reply) => reply.redirect('/dashboard'));
   app.get('/dashboard', (_request, reply) => sendIndex(reply));
   app.get('/dashboard/*', (_request, reply) => sendIndex(reply));
 
-  // Hashed build assets: immutable, cached for a year.
+  // Hashed build assets: immutable, cached for a year; brotli or gzip as the build made them
+  // (packages/web/vite.config.ts) when the browser accepts it. Source maps only when configured.
   app.get<{ Params: { '*': string } }>('/assets/*', (request, reply) => {
     const relative = normalize(request.params['*']).replace(/^(\.\.(\/|\\|$))+/, '');
     const file = join(WEB_ROOT, 'assets', relative);
-    if (!file.startsWith(join(WEB_ROOT, 'assets')) || !existsSync(file) || !statSync(file).isFile()) {
-      return reply.callNotFound();
-    }
-    return reply
-      .headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' })
-      .type(TYPES[extname(file)] ?? 'application/octet-stream')
-      .send(readFileSync(file));
+    if (!file.startsWith(join(WEB_ROOT, 'assets')) || /\.(br|gz)$/.test(relative)) return reply.callNotFound();
+    if (extname(file) === '.map' && !app.config.webSourceMaps) return reply.callNotFound();
+    const bytes = webFile(join('assets', relative));
+    if (bytes === null) return reply.callNotFound();
+    const encoding = preferredEncoding(request.headers['accept-encoding']);
+    const encoded =
+      encoding === null ? null : webFile(join('assets', `${relative}.${encoding === 'br' ? 'br' : 'gz'}`));
+    reply
+      .headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable', vary: 'accept-encoding' })
+      .type(TYPES[extname(file)] ?? 'application/octet-stream');
+    if (encoded === null) return reply.send(bytes);
+    return reply.header('content-encoding', encoding).send(encoded);
   });
 }

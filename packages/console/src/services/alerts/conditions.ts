@@ -18,6 +18,9 @@ export interface Condition {
 /** How far back a metric rule looks past its N minutes for the run of samples above the threshold. */
 export const METRIC_GRACE_MS = 5 * 60_000;
 
+/** A time in an alert's words: `2026-11-26 20:11:58 UTC` (readable wherever it lands; not ISO's `T…Z`). */
+export const utcTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+
 const METRIC_NAMES = { cpu: 'CPU', memory: 'memory', disk: 'disk', load: 'load' } as const;
 
 function metricValue(metric: NonNullable<RuleRow['metric']>, s: MetricSample): number {
@@ -61,14 +64,34 @@ function offline({ name, lastSeen, now, grace }: Judging): Condition | null {
         active,
         value: Math.round(silent / 1000),
         title: `${name} is offline`,
-        body: `No check-in for ${ago(silent)} (last at ${new Date(lastSeen).toISOString()}).`,
+        body: `No check-in for ${ago(silent)} (last at ${utcTime(lastSeen)}).`,
       }
     : {
         active,
         value: 0,
         title: `${name} is back online`,
-        body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
+        body: `It checked in at ${utcTime(lastSeen)}.`,
       };
+}
+
+/**
+ * A server whose agent has never checked in counts as offline once it has been on the fleet this
+ * long: time to install the agent, never silence for good (docs/alerts.md, "Rules").
+ */
+export const NEVER_SEEN_OFFLINE_MS = 10 * 60_000;
+
+/** The offline rule on a server with no check-in on record: fires once it was added NEVER_SEEN_OFFLINE_MS ago. */
+function neverSeen(server: ServerRow, now: number, grace: SilenceGrace | undefined): Condition | null {
+  const added = Number(server.created_at);
+  if (withinGrace(added, now, grace)) return null;
+  const silent = now - added;
+  if (silent < NEVER_SEEN_OFFLINE_MS) return null;
+  return {
+    active: true,
+    value: Math.round(silent / 1000),
+    title: `${server.name} is offline: its agent has never checked in`,
+    body: `Added ${ago(silent)} ago (at ${utcTime(added)}), and no check-in since: is the agent installed and can it reach the console?`,
+  };
 }
 
 /**
@@ -86,13 +109,13 @@ function late({ name, lastSeen, now, lateAfter, grace }: Judging): Condition | n
         active,
         value: Math.round(silent / 1000),
         title: `${name} is late`,
-        body: `No check-in for ${ageText(silent)}; its agent checks in every ${every} (last at ${new Date(lastSeen).toISOString()}).`,
+        body: `No check-in for ${ageText(silent)}; its agent checks in every ${every} (last at ${utcTime(lastSeen)}).`,
       }
     : {
         active,
         value: 0,
         title: `${name} checks in again`,
-        body: `It checked in at ${new Date(lastSeen).toISOString()}.`,
+        body: `It checked in at ${utcTime(lastSeen)}.`,
       };
 }
 
@@ -199,15 +222,15 @@ function underAttack({ server, name, lastSeen, now }: Judging): Condition | null
         active,
         value: count,
         title: `${name} is under attack`,
-        body: `${count} attack${count === 1 ? '' : 's'} in progress, reported by the agent at ${new Date(lastSeen).toISOString()}.`,
+        body: `${count} attack${count === 1 ? '' : 's'} in progress, reported by the agent at ${utcTime(lastSeen)}.`,
       }
     : { active, value: 0, title: `The attack on ${name} ended`, body: 'The agent reports no attack in progress.' };
 }
 
 /**
  * The rule's condition on one server (docs/alerts.md, "Rules"), or null when it cannot be told
- * (no check-in yet, no recent samples, an agent that does not report attacks, an unreachable rule on an
- * offline server): the state stays as it was. Event rules (`benchmark_unverified`) have no condition:
+ * (no check-in yet but for the offline rule, no recent samples, an agent that does not report attacks,
+ * an unreachable rule on an offline server): the state stays as it was. Event rules (`benchmark_unverified`) have no condition:
  * benchmarkEvent() words each of their events.
  */
 export function conditionOf(
@@ -218,7 +241,7 @@ export function conditionOf(
   lateAfter: number,
   grace?: SilenceGrace,
 ): Condition | null {
-  if (server.last_seen === null) return null;
+  if (server.last_seen === null) return rule.kind === 'offline' ? neverSeen(server, now, grace) : null;
   const judging: Judging = {
     server,
     name: server.name,
@@ -255,7 +278,7 @@ export function benchmarkEvent(server: ServerRow, run: UnverifiedRun): { title: 
     .map((c) => (c.detail ? `${c.name}: ${c.detail}` : c.name));
   return {
     title: `${server.name}: benchmark "${run.label}" came out unverified`,
-    body: `Run ${run.id} finished at ${new Date(run.finished_at).toISOString()}${
+    body: `Run ${run.id} finished at ${utcTime(run.finished_at)}${
       run.score_total === null ? '' : ` with a total of ${run.score_total}`
     }; failed: ${failed.length > 0 ? failed.join('; ') : 'a consistency check'}.`,
   };

@@ -19,7 +19,15 @@ import { postgresTransport, redisTransport, type Transport } from './transports.
  *   next value). A process that has not yet received every change up to the value read answers
  *   from the database until it has, so a write that has returned is never hidden by a cache.
  */
-export type ChangeListener = (accountId: number | null) => void;
+export type ChangeListener = (accountId: number | null, kind: ChangeKind) => void;
+
+/**
+ * What changed: `access` — what the account's credentials resolve to (a token made or revoked, the
+ * account row: disabled, permissions); `data` — only what it owns (servers, their check-ins). Token
+ * lookups are dropped by `access` changes alone, v1 answers by both. Every account at once (`null`)
+ * is always `access`.
+ */
+export type ChangeKind = 'access' | 'data';
 
 export interface CoherenceDeps {
   db: Database;
@@ -28,12 +36,17 @@ export interface CoherenceDeps {
   transport?: Transport | null;
 }
 
-/** Past this many accounts in one message, it says "every account" (a NOTIFY payload is at most 8,000 bytes). */
-const MAX_ACCOUNTS_A_MESSAGE = 500;
+/** Past this many accounts in one message, it says "every account" (a NOTIFY payload is at most 8,000 bytes, and an account may be in `a` and `d`). */
+const MAX_ACCOUNTS_A_MESSAGE = 400;
 
 interface Message {
   /** The account, the accounts, or null for every account. */
   a: number | number[] | null;
+  /**
+   * Those of `a` whose change was `data` only; the rest of `a` are `access`. A process that does not
+   * read `d` (an older console in a rolling upgrade) treats every one as `access`: drops more, never less.
+   */
+  d?: number | number[];
   /** The sending process, which has dispatched its own message already. */
   p: string;
 }
@@ -51,9 +64,9 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
   let required = 0;
   const counts = { published: 0, publishFailed: 0, received: 0, dropAll: 0, behind: 0 };
 
-  function dispatch(accountId: number | null) {
+  function dispatch(accountId: number | null, kind: ChangeKind = 'access') {
     if (accountId === null) counts.dropAll += 1;
-    for (const listener of listeners) listener(accountId);
+    for (const listener of listeners) listener(accountId, accountId === null ? 'access' : kind);
   }
 
   /** `<n> <json>`, as either transport delivers it. */
@@ -68,14 +81,26 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
       message = null;
     }
     if (message && message.p !== me) {
-      const { a } = message;
-      if (Array.isArray(a)) for (const accountId of a) dispatch(typeof accountId === 'number' ? accountId : null);
-      else dispatch(typeof a === 'number' ? a : null);
+      const { a, d } = message;
+      const dataOnly = new Set(Array.isArray(d) ? d : typeof d === 'number' ? [d] : []);
+      const one = (accountId: unknown) =>
+        typeof accountId === 'number'
+          ? dispatch(accountId, dataOnly.has(accountId) ? 'data' : 'access')
+          : dispatch(null);
+      if (Array.isArray(a)) for (const accountId of a) one(accountId);
+      else one(a);
     }
     if (Number.isSafeInteger(n) && n > received) received = n;
   }
 
   const publish = transport ? coalescedPublish((text) => transport.send(text), me, counts) : null;
+
+  function caughtUpWith(n: number): boolean {
+    if (!reads) return ready();
+    if (n > required) required = n;
+    if (received < required) counts.behind += 1;
+    return ready();
+  }
 
   function ready(): boolean {
     if (sqlite) {
@@ -105,19 +130,26 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
      */
     caughtUp(): boolean | Promise<boolean> {
       if (!reads) return ready();
-      return reads.next().then((n) => {
-        if (n > required) required = n;
-        if (received < required) counts.behind += 1;
-        return ready();
-      });
+      return reads.next().then(caughtUpWith);
     },
+
+    /** True when the shared counter is the database's `change_counter` row (transports.ts). */
+    counterInDatabase: transport?.counterInDatabase === true,
+
+    /**
+     * `caughtUp()` with the counter as read by another statement on the database that started
+     * after the request arrived (the rate-limit count, plugins/rate-limits.ts): one round trip
+     * fewer a turn. Only when `counterInDatabase`.
+     */
+    caughtUpWith,
 
     /**
      * After a commit that changes what an account's token lookups or v1 answers would read: drops
-     * them here at once, then tells every other process; returns once they cannot miss it.
+     * them here at once, then tells every other process; returns once they cannot miss it. `data`
+     * (a check-in, a server's settings) leaves the account's token lookups kept.
      */
-    async changed(accountId: number | null) {
-      dispatch(accountId);
+    async changed(accountId: number | null, kind: ChangeKind = 'access') {
+      dispatch(accountId, kind);
       if (sqlite) {
         // The serving console's own caches heard it just now; another connection waits until the
         // serving console's next check must notice its commit.
@@ -127,7 +159,7 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
       // The write has committed: a failed publish must not fail it (counted). Redis or the database
       // being away also fails the readers' counter reads, and their subscriptions drop everything
       // when they come back.
-      await publish!(accountId);
+      await publish!(accountId, kind);
     },
 
     /** This process is the console serving SQLite's file (server.ts): its writes wait for nobody. */
@@ -184,22 +216,25 @@ function coalescedPublish(
   me: string,
   counts: { published: number; publishFailed: number },
 ) {
-  /** The accounts waiting for the next message ('all': every account), and that message's send. */
-  let queued: Set<number> | 'all' | null = null;
+  /** The accounts waiting for the next message and how each changed ('all': every account), and that message's send. */
+  let queued: Map<number, ChangeKind> | 'all' | null = null;
   let queuedSend: Promise<void> | null = null;
   let inFlight: Promise<void> = Promise.resolve();
-  return (accountId: number | null): Promise<void> => {
-    if (queued === null) queued = new Set();
+  return (accountId: number | null, kind: ChangeKind): Promise<void> => {
+    if (queued === null) queued = new Map();
     if (accountId === null || queued === 'all' || queued.size >= MAX_ACCOUNTS_A_MESSAGE) queued = 'all';
-    else queued.add(accountId);
+    else if (queued.get(accountId) !== 'access') queued.set(accountId, kind); // access covers data
     if (!queuedSend) {
       queuedSend = inFlight.then(() => {
-        const accounts = queued === 'all' || queued === null ? null : [...queued];
+        const accounts = queued === 'all' || queued === null ? null : queued;
         queued = null;
         queuedSend = null;
         counts.published += 1;
-        const a = accounts?.length === 1 ? accounts[0]! : accounts;
-        inFlight = send(JSON.stringify({ a, p: me } satisfies Message)).catch(() => {
+        const one = <T>(list: T[]) => (list.length === 1 ? list[0]! : list);
+        const message: Message = { a: accounts ? one([...accounts.keys()]) : null, p: me };
+        const dataOnly = accounts ? [...accounts].filter(([, k]) => k === 'data').map(([id]) => id) : [];
+        if (dataOnly.length > 0) message.d = one(dataOnly);
+        inFlight = send(JSON.stringify(message)).catch(() => {
           counts.publishFailed += 1;
         });
         return inFlight;

@@ -1,31 +1,36 @@
-import type { AccountRow } from '../../db/schema.js';
+import type { Actor } from '../../db/schema.js';
 import type { Coherence } from './index.js';
 
-/** A token found, with its account (enabled). */
+/** A token found, with its person (enabled) as a member of the token's team. */
 export interface TokenLookup {
   tokenId: number;
   lastUsedAt: number | null;
-  account: AccountRow;
+  account: Actor;
   /** The token's SHA-256, the key it is kept under. */
   hash: string;
 }
 
-/** Token lookups kept in memory (each about 100 bytes; one account row per account); past this many all go. */
+/** Token lookups kept in memory (each about 100 bytes and its actor); past this many all go. */
 const MAX_CACHED_TOKENS = 100_000;
 
 /**
- * Token → account lookups kept in memory by token hash, guarded by the coherence module (index.ts):
- * a revoked token, a disabled account or any change to the account row is published by its writer
- * and drops the account's entries in every process.
+ * Token → actor lookups kept in memory by token hash, guarded by the coherence module (index.ts):
+ * a revoked token, a disabled person, a membership removed or changed, or any change to the person's
+ * row is published by its writer for the team (every team of the person) as an `access` change and
+ * drops the team's entries in every process; `data` changes (check-ins, servers) leave them.
  */
-export function createTokenCache(coherence: Pick<Coherence, 'onChange' | 'ready' | 'caughtUp'>) {
+export function createTokenCache(
+  coherence: Pick<Coherence, 'onChange' | 'ready' | 'caughtUp' | 'caughtUpWith' | 'counterInDatabase'>,
+) {
   const byHash = new Map<string, TokenLookup>();
-  /** Each account's row, shared by its kept lookups, and their hashes. */
-  const byAccount = new Map<number, { account: AccountRow; hashes: Set<string> }>();
-  /** Bumped by every change: a lookup read from the database while one happened is not kept. */
+  /** Each team's kept lookups, by hash. */
+  const byAccount = new Map<number, { hashes: Set<string> }>();
+  /** Bumped by every access change: a lookup read from the database while one happened is not kept. */
   let generation = 0;
   const counts = { hits: 0, misses: 0 };
-  coherence.onChange((accountId) => {
+  coherence.onChange((accountId, kind) => {
+    // A check-in or a server's settings change what the account owns, not what its tokens resolve to.
+    if (kind === 'data') return;
     generation += 1;
     if (accountId === null) {
       byHash.clear();
@@ -42,9 +47,8 @@ export function createTokenCache(coherence: Pick<Coherence, 'onChange' | 'ready'
       byAccount.clear();
     }
     let entry = byAccount.get(lookup.account.id);
-    if (entry) lookup.account = entry.account;
-    else {
-      entry = { account: lookup.account, hashes: new Set() };
+    if (!entry) {
+      entry = { hashes: new Set() };
       byAccount.set(lookup.account.id, entry);
     }
     entry.hashes.add(lookup.hash);
@@ -77,13 +81,29 @@ export function createTokenCache(coherence: Pick<Coherence, 'onChange' | 'ready'
      * The token's lookup as of this call, and what `alongside` answers for its id. A kept lookup is
      * used once the change counter, read after this call, shows that no change can be missing here
      * and its entry was not dropped meanwhile; `alongside` (the request's rate-limit count) runs
-     * during that read. Otherwise `lookupFromDb` answers.
+     * during that read. Otherwise `lookupFromDb` answers. With `changeOf`, when the counter is in
+     * the database and `alongside`'s statement read it (the rate-limit count, started after this
+     * call), that reading is the counter read: one round trip instead of two.
      */
     async read<T>(
       hash: string,
       lookupFromDb: () => Promise<TokenLookup | undefined>,
       alongside: (tokenId: number) => Promise<T>,
+      changeOf?: (also: T) => number | undefined,
     ): Promise<{ lookup: TokenLookup; also: T } | undefined> {
+      const early = changeOf && coherence.counterInDatabase ? byHash.get(hash) : undefined;
+      if (early) {
+        const also = await alongside(early.tokenId);
+        const change = changeOf!(also);
+        // Without a reading, a counter read made now: it too starts after the request arrived.
+        const current = change === undefined ? await coherence.caughtUp() : coherence.caughtUpWith(change);
+        if (current && byHash.get(hash) === early) {
+          counts.hits += 1;
+          return { lookup: early, also };
+        }
+        const lookup = await load(lookupFromDb, coherence.ready());
+        return lookup && { lookup, also };
+      }
       const caughtUp = coherence.caughtUp();
       const kept = byHash.get(hash);
       if (kept) {

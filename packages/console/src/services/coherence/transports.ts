@@ -23,6 +23,11 @@ export interface Transport {
   send(text: string): Promise<void>;
   /** The shared counter, read by a round trip that starts after this call. */
   readCounter(): Promise<number>;
+  /**
+   * True when the counter is the console database's `change_counter` row, so a statement on that
+   * database may read it along with its own work (plugins/rate-limits.ts).
+   */
+  readonly counterInDatabase?: boolean;
   /** Subscribes this process; `redis` is the app's connection when Redis is set. */
   listen(subscriber: Subscriber, redis: Redis | null): Promise<void>;
   close(): Promise<void>;
@@ -124,6 +129,7 @@ export function postgresTransport(
       await publishChange(db, channel, text);
     },
     readCounter: () => currentChange(db),
+    counterInDatabase: true,
     async listen(subscriber) {
       const connect = async () => {
         timer = null;

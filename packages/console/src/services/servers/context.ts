@@ -1,6 +1,6 @@
 import { lateAfterMs } from '@palisade/protocol';
 import type { ConsoleConfig, Permission } from '../../config.js';
-import type { AccountRow, Database, ServerRow } from '../../db/schema.js';
+import type { Actor, Database, ServerRow } from '../../db/schema.js';
 import { badRequest } from '../../errors.js';
 import type { SecretBox } from '../../secrets.js';
 import { requirePermission } from '../accounts.service.js';
@@ -26,7 +26,7 @@ export interface ServersDeps {
 }
 
 /** Who is asking: the account, with the permissions its control calls are checked against. */
-export type Viewer = Pick<AccountRow, 'id' | 'permissions'>;
+export type Viewer = Pick<Actor, 'id' | 'permissions'>;
 
 /** What the parts of the servers service (enrolment.ts, settings.ts, control.ts, reads.ts) share. */
 export interface ServersContext extends ServersDeps {

@@ -99,7 +99,7 @@ export function createEnrolment(ctx: ServersContext) {
       }
     } catch (err) {
       await deleteServer(db, accountId, row.id);
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
       throw err;
     }
   }
@@ -113,7 +113,7 @@ export function createEnrolment(ctx: ServersContext) {
 
     async add(accountId: number, input: NewServer, consoleUrl: string) {
       const row = await insertChecked(accountId, input);
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
       await enrol(row, accountId, consoleUrl, await newDaemonToken(row.id));
       await ctx.serverChanged(accountId, row.id);
       return ctx.serverView((await findServer(db, accountId, row.id))!, clock());
@@ -127,7 +127,7 @@ export function createEnrolment(ctx: ServersContext) {
     async register(accountId: number, input: NewServer, how: { connect: RegistrationConnect; version: string }) {
       const row = await insertChecked(accountId, input, how);
       const daemonToken = await newDaemonToken(row.id);
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
       await ctx.serverChanged(accountId, row.id);
       return { server: row, daemonToken, connect: row.connect };
     },
@@ -135,7 +135,7 @@ export function createEnrolment(ctx: ServersContext) {
     /** Removes a server registered by `register` whose enrolment token was used up meanwhile. */
     async unregister(accountId: number, id: number) {
       await deleteServer(db, accountId, id);
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
     },
 
     /**

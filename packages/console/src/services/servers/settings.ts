@@ -59,7 +59,7 @@ export function createServerSettings(ctx: ServersContext) {
         ...(changes.api_key !== undefined ? { api_key_enc: secrets.seal(changes.api_key) } : {}),
         ...(pin !== row.tls_fingerprint ? { tls_fingerprint: pin } : {}),
       });
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
       if (changes.tags !== undefined) await ctx.serverChanged(accountId, id);
       return ctx.serverView((await findServer(db, accountId, id))!, clock());
     },
@@ -75,14 +75,14 @@ export function createServerSettings(ctx: ServersContext) {
       if (before !== mode) {
         await updateServer(db, row.id, { connect: mode });
         if (mode === 'direct') agents.dropLink(row.id);
-        await feed.changed(viewer.id);
+        await feed.changed(viewer.id, 'data');
       }
       return { before, name: row.name, server: await ctx.serverView((await findServer(db, viewer.id, id))!, clock()) };
     },
 
     async remove(accountId: number, id: number) {
       if (!(await deleteServer(db, accountId, id))) throw notFound('server');
-      await feed.changed(accountId);
+      await feed.changed(accountId, 'data');
       agents.dropLink(id);
     },
   };

@@ -3,10 +3,12 @@ import { RegisterForm } from '../../features/auth/components/register-form';
 import { SignInForm } from '../../features/auth/components/sign-in-form';
 import { useTitle } from '../use-title';
 
-/** Only paths inside the dashboard are followed after sign-in. */
+/** Only paths inside the dashboard (with their query, e.g. the team) are followed after sign-in. */
 export function safeNext(search: URLSearchParams): string {
   const next = search.get('next') ?? '';
-  return /^\/dashboard(\/[\w\-/]*)?$/.test(next) && !/sign-in|register/.test(next) ? next : '/dashboard';
+  return /^\/dashboard(\/[\w\-/]*)?(\?[\w\-=&%.]*)?$/.test(next) && !/sign-in|register/.test(next)
+    ? next
+    : '/dashboard';
 }
 
 export function SignInPage() {
@@ -15,7 +17,11 @@ export function SignInPage() {
   const navigate = useNavigate();
   return (
     <div className="auth-page">
-      <SignInForm onSignedIn={() => navigate(safeNext(search), { replace: true })} />
+      <SignInForm
+        onSignedIn={() => navigate(safeNext(search), { replace: true })}
+        next={safeNext(search)}
+        ssoError={search.get('sso_error')}
+      />
     </div>
   );
 }

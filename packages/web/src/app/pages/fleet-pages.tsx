@@ -1,22 +1,37 @@
 import { Link, useNavigate } from 'react-router';
+import { RoleNote } from '../../components/role-note';
 import { Empty, QueryView } from '../../components/states';
 import { useProducts } from '../../features/billing/api/get-products';
 import { CatalogPicker } from '../../features/billing/components/catalog-picker';
 import { AddServerForm } from '../../features/servers/components/add-server-form';
 import { FleetTable } from '../../features/servers/components/fleet-table';
 import { InstallCommand } from '../../features/servers/components/install-command';
+import { useCan } from '../../lib/team';
 import { useTitle } from '../use-title';
 
 export function FleetPage() {
   useTitle('Fleet');
+  const canAdd = useCan('servers.write');
   return (
     <div className="stack">
       <div className="page-head">
         <h1>Fleet</h1>
-        <Link className="button primary" to="/dashboard/servers/add">
-          Add server
-        </Link>
+        <div className="actions">
+          <Link className="button" to="/dashboard/agent-updates">
+            Agent updates
+          </Link>
+          {canAdd ? (
+            <Link className="button primary" to="/dashboard/servers/add">
+              Add server
+            </Link>
+          ) : (
+            <button type="button" className="button primary" disabled aria-describedby="add-server-note">
+              Add server
+            </button>
+          )}
+        </div>
       </div>
+      <RoleNote permission="servers.write" doing="add or change servers" id="add-server-note" />
       <FleetTable />
     </div>
   );

@@ -1,5 +1,6 @@
 import type { Me } from '@palisade/protocol';
 import { Link, Outlet, useNavigate } from 'react-router';
+import { RoleGate } from '../../components/role-note';
 import { ErrorNote, Loading } from '../../components/states';
 import { ServerBansPanel } from '../../features/fleet/components/server-bans';
 import { AttacksPanel } from '../../features/protection/components/attacks-panel';
@@ -94,13 +95,15 @@ export function ServerPage({ id, tab, me }: { id: number; tab: ServerTab; me: Me
       {tab === 'benchmarks' ? <BenchmarksPanel serverId={id} /> : null}
       {tab === 'settings' ? (
         <div className="stack">
-          {canEdit ? <ConnectionPanel serverId={id} connection={server.connection} /> : null}
-          <AgentKeyPanel serverId={id} />
-          <RemoveServer
-            serverId={id}
-            label={server.label}
-            onRemoved={() => navigate('/dashboard', { replace: true })}
-          />
+          <RoleGate permission="servers.write" doing="change or remove servers">
+            {canEdit ? <ConnectionPanel serverId={id} connection={server.connection} /> : null}
+            <AgentKeyPanel serverId={id} />
+            <RemoveServer
+              serverId={id}
+              label={server.label}
+              onRemoved={() => navigate('/dashboard', { replace: true })}
+            />
+          </RoleGate>
         </div>
       ) : null}
     </div>

@@ -1,7 +1,8 @@
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
-import { TextField } from '../../../components/field';
+import { PasswordField } from '../../../components/field';
 import { ErrorNote, StatusLine } from '../../../components/states';
+import { fieldError, otherError } from '../../../lib/api';
 import type { Errors } from '../../../lib/schema';
 import { type ChangePasswordInput, checkChangePassword, useChangePassword } from '../api/change-password';
 
@@ -33,32 +34,29 @@ export function PasswordPanel() {
 
   return (
     <form className="stack narrow-form" onSubmit={(e) => void submit(e)} noValidate aria-label="Change password">
-      <TextField
+      <PasswordField
         label="Current password"
-        type="password"
-        autoComplete="current-password"
+        purpose="current"
         value={values.old_password}
-        error={errors.old_password}
+        error={errors.old_password ?? fieldError(mutation.error, 'old_password')}
         onChange={(e) => setValues({ ...values, old_password: e.target.value })}
       />
-      <TextField
+      <PasswordField
         label="New password"
-        type="password"
-        autoComplete="new-password"
-        hint="8 to 256 characters. Other browsers signed in to this account are signed out."
+        purpose="new"
+        hint="Other browsers signed in to this account are signed out."
         value={values.new_password}
-        error={errors.new_password}
+        error={errors.new_password ?? fieldError(mutation.error, 'new_password')}
         onChange={(e) => setValues({ ...values, new_password: e.target.value })}
       />
-      <TextField
+      <PasswordField
         label="New password again"
-        type="password"
-        autoComplete="new-password"
+        purpose="repeat"
         value={values.repeat}
         error={errors.repeat}
         onChange={(e) => setValues({ ...values, repeat: e.target.value })}
       />
-      <ErrorNote message={mutation.error} />
+      <ErrorNote message={otherError(mutation.error, ['old_password', 'new_password'])} />
       {status ? <StatusLine>{status}</StatusLine> : null}
       <div>
         <Button type="submit" variant="primary" busy={mutation.pending}>

@@ -1,19 +1,33 @@
 import type { TwoFactorSetup } from '@palisade/protocol';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { Button, CopyButton } from '../../../components/buttons';
-import { TextField } from '../../../components/field';
+import { PasswordField, TextField } from '../../../components/field';
+import { QrCode } from '../../../components/qr-code';
 import { ErrorNote, QueryView, StatusLine } from '../../../components/states';
+import { fieldError, otherError } from '../../../lib/api';
 import { dateTime } from '../../../lib/format';
 import type { MutationState } from '../../../lib/query';
 import { useDisableTwoFactor, useEnableTwoFactor, useSetupTwoFactor, useTwoFactor } from '../api/two-factor';
 
-/** Two-factor sign-in (TOTP): on with the password and a code from the app; recovery codes once; off with the password. */
-export function TwoFactorPanel() {
+/**
+ * Two-factor sign-in (TOTP): on with the password and a code from the app; recovery codes once; off
+ * with the password. `onEnabled` hears of it being turned on, `onSaved` of the codes being saved.
+ */
+export function TwoFactorPanel({ onEnabled, onSaved }: { onEnabled?: () => void; onSaved?: () => void } = {}) {
   const query = useTwoFactor();
   const [codes, setCodes] = useState<string[] | null>(null);
   const [status, setStatus] = useState('');
 
-  if (codes) return <RecoveryCodes codes={codes} onDone={() => setCodes(null)} />;
+  if (codes)
+    return (
+      <RecoveryCodes
+        codes={codes}
+        onDone={() => {
+          setCodes(null);
+          onSaved?.();
+        }}
+      />
+    );
   return (
     <div className="stack">
       {status ? <StatusLine>{status}</StatusLine> : null}
@@ -30,6 +44,7 @@ export function TwoFactorPanel() {
               onOn={(c) => {
                 setStatus('Two-factor sign-in is on.');
                 setCodes(c);
+                onEnabled?.();
               }}
             />
           )
@@ -72,9 +87,10 @@ function TurnOn({ onOn }: { onOn: (codes: string[]) => void }) {
     <form className="stack" onSubmit={(e) => void confirm(e)} noValidate aria-label="Confirm two-factor sign-in">
       <section className="secret-box" aria-label="Your two-factor secret">
         <p>
-          <strong>Add this secret to your authenticator app now.</strong> It is shown only once: choose “enter a setup
-          key” in the app and paste it, or open the link on the phone that has the app.
+          <strong>Add this secret to your authenticator app now.</strong> It is shown only once: scan the code with the
+          app, choose “enter a setup key” in the app and paste it, or open the link on the phone that has the app.
         </p>
+        <QrCode text={secret.uri} label="QR code of the two-factor secret, for the authenticator app" />
         <code className="secret" data-testid="totp-secret">
           {secret.secret}
         </code>
@@ -93,10 +109,10 @@ function TurnOn({ onOn }: { onOn: (codes: string[]) => void }) {
           inputMode="numeric"
           hint="Proves the app has the secret; two-factor sign-in is on only after this."
           value={code}
-          error={error}
+          error={error ?? fieldError(enable.error, 'code')}
           onChange={(e) => setCode(e.target.value)}
         />
-        <ErrorNote message={enable.error} />
+        <ErrorNote message={otherError(enable.error, ['code'])} />
         <div>
           <Button type="submit" variant="primary" busy={enable.pending}>
             Turn on
@@ -155,15 +171,14 @@ function PasswordForm<O>({
   return (
     <form className="stack narrow-form" onSubmit={(e) => void submit(e)} noValidate aria-label={name}>
       {children}
-      <TextField
+      <PasswordField
         label="Current password"
-        type="password"
-        autoComplete="current-password"
+        purpose="current"
         value={password}
-        error={error}
+        error={error ?? fieldError(mutation.error, 'password')}
         onChange={(e) => setPassword(e.target.value)}
       />
-      <ErrorNote message={mutation.error} />
+      <ErrorNote message={otherError(mutation.error, ['password'])} />
       <div>
         <Button type="submit" variant={danger ? 'danger' : 'primary'} busy={mutation.pending}>
           {action}

@@ -2,6 +2,7 @@ import type { AlertRuleRequest } from '@palisade/protocol';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
+import { MultiPick } from '../../../components/multi-pick';
 import { ErrorNote } from '../../../components/states';
 import { checkRule, type RuleForm } from '../api/create-rule';
 import { useAlertChannels } from '../api/get-channels';
@@ -140,33 +141,21 @@ export function RuleFormView({
           ))
         )}
       </fieldset>
-      <fieldset className="chips">
-        <legend>Servers (no server and no tag chosen: the whole fleet)</legend>
-        {(servers.data?.servers ?? []).map((s) => (
-          <label key={s.id}>
-            <input
-              type="checkbox"
-              checked={form.server_ids.includes(s.id)}
-              onChange={() => set({ server_ids: toggle(form.server_ids, s.id) })}
-            />{' '}
-            {s.label}
-          </label>
-        ))}
-      </fieldset>
+      <MultiPick
+        legend="Servers (no server and no tag chosen: the whole fleet)"
+        noun="servers"
+        options={(servers.data?.servers ?? []).map((s) => ({ value: s.id, label: s.label }))}
+        selected={form.server_ids}
+        onToggle={(id) => set({ server_ids: toggle(form.server_ids, id) })}
+      />
       {fleetTags.length > 0 ? (
-        <fieldset className="chips">
-          <legend>Tags (and every server carrying one of them, now or later)</legend>
-          {fleetTags.map((t) => (
-            <label key={t}>
-              <input
-                type="checkbox"
-                checked={form.tags.includes(t)}
-                onChange={() => set({ tags: toggle(form.tags, t) })}
-              />{' '}
-              {t}
-            </label>
-          ))}
-        </fieldset>
+        <MultiPick
+          legend="Tags (and every server carrying one of them, now or later)"
+          noun="tags"
+          options={fleetTags.map((t) => ({ value: t, label: t }))}
+          selected={form.tags}
+          onToggle={(t) => set({ tags: toggle(form.tags, t) })}
+        />
       ) : null}
       <p>
         <label>

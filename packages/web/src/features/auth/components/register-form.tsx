@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
 import { Button } from '../../../components/buttons';
-import { TextField } from '../../../components/field';
+import { SignUpFields } from '../../../components/sign-up-fields';
 import { ErrorNote } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
 import { checkRegister, type RegisterInput, useRegister } from '../api/register';
@@ -24,30 +24,7 @@ export function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
       <h1 id="register-title" tabIndex={-1}>
         Create an account
       </h1>
-      <TextField
-        label="Name"
-        autoComplete="name"
-        value={values.name}
-        error={errors.name}
-        onChange={(e) => setValues({ ...values, name: e.target.value })}
-      />
-      <TextField
-        label="Email"
-        type="email"
-        autoComplete="email"
-        value={values.email}
-        error={errors.email}
-        onChange={(e) => setValues({ ...values, email: e.target.value })}
-      />
-      <TextField
-        label="Password"
-        type="password"
-        autoComplete="new-password"
-        hint="8 to 256 characters."
-        value={values.password}
-        error={errors.password}
-        onChange={(e) => setValues({ ...values, password: e.target.value })}
-      />
+      <SignUpFields values={values} errors={errors} onChange={setValues} />
       <ErrorNote message={mutation.error} />
       <Button type="submit" variant="primary" busy={mutation.pending}>
         {mutation.pending ? 'Creating…' : 'Create account'}

@@ -4,12 +4,27 @@ import { Link } from 'react-router';
 import { Button } from '../../../components/buttons';
 import { TextField } from '../../../components/field';
 import { ErrorNote } from '../../../components/states';
+import { fieldError, otherError } from '../../../lib/api';
 import type { Errors } from '../../../lib/schema';
+import { singleSignOnStart, useSingleSignOn } from '../api/get-single-sign-on';
 import { checkSignIn, type SignInInput, useSignIn } from '../api/sign-in';
 import { checkSignInCode, useSignInCode } from '../api/sign-in-code';
 
-export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
+/**
+ * E-mail and password, and, when the console has an OpenID provider, "Sign in with <name>": the
+ * console sends the browser there and back to `next`; a refusal comes back as `ssoError`.
+ */
+export function SignInForm({
+  onSignedIn,
+  next,
+  ssoError,
+}: {
+  onSignedIn: () => void;
+  next: string;
+  ssoError: string | null;
+}) {
   const [values, setValues] = useState<SignInInput>({ email: '', password: '' });
+  const sso = useSingleSignOn();
   const [errors, setErrors] = useState<Errors<keyof SignInInput>>({});
   const [challenge, setChallenge] = useState<TwoFactorChallenge | null>(null);
   const mutation = useSignIn(onSignedIn, setChallenge);
@@ -40,6 +55,15 @@ export function SignInForm({ onSignedIn }: { onSignedIn: () => void }) {
       <h1 id="sign-in-title" tabIndex={-1}>
         Sign in
       </h1>
+      {ssoError ? <ErrorNote message={`Single sign-on did not sign you in: ${ssoError}`} /> : null}
+      {sso.data?.enabled ? (
+        <>
+          <a className="button primary" href={singleSignOnStart(next)}>
+            Sign in with {sso.data.name}
+          </a>
+          <p className="muted auth-or">or with your e-mail and password</p>
+        </>
+      ) : null}
       <TextField
         label="Email"
         type="email"
@@ -105,10 +129,10 @@ function CodeStep({
         autoComplete="one-time-code"
         inputMode="text"
         value={code}
-        error={error}
+        error={error ?? fieldError(mutation.error, 'code')}
         onChange={(e) => setCode(e.target.value)}
       />
-      <ErrorNote message={mutation.error} />
+      <ErrorNote message={otherError(mutation.error, ['code'])} />
       <Button type="submit" variant="primary" busy={mutation.pending}>
         {mutation.pending ? 'Checking…' : 'Sign in'}
       </Button>

@@ -1,6 +1,7 @@
 import type { CatalogItem } from '@palisade/protocol';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { Button } from '../../../components/buttons';
+import { ConfirmDialog } from '../../../components/confirm-dialog';
 import { ErrorNote, QueryView } from '../../../components/states';
 import { money } from '../../../lib/format';
 import { useAddProduct } from '../api/add-product';
@@ -73,7 +74,7 @@ export function CatalogPicker({ onAdded }: { onAdded?: () => void }) {
   );
 }
 
-/** A modal dialog (Escape or Cancel closes it) before a paid plan is added. */
+/** Before a paid plan is added: no payment is taken in this edition. */
 function ConfirmPaid({
   item,
   onCancel,
@@ -83,27 +84,17 @@ function ConfirmPaid({
   onCancel: () => void;
   onConfirm: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
-    return () => dialog?.close();
-  }, []);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby="confirm-paid-title" onCancel={onCancel}>
-      <h2 id="confirm-paid-title">
-        Add {item.name} for {price(item)}?
-      </h2>
+    <ConfirmDialog
+      title={`Add ${item.name} for ${price(item)}?`}
+      confirmLabel={`Add ${item.name}`}
+      onCancel={onCancel}
+      onConfirm={onConfirm}
+    >
       <p>
         No payment is taken in this edition of Palisade: nothing is charged and no card is asked for. The price is
         recorded in your billing summary, and you can remove the product while no server uses it.
       </p>
-      <div className="actions">
-        <Button variant="primary" onClick={onConfirm}>
-          Add {item.name}
-        </Button>
-        <Button onClick={onCancel}>Cancel</Button>
-      </div>
-    </dialog>
+    </ConfirmDialog>
   );
 }

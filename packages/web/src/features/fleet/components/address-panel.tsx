@@ -1,7 +1,8 @@
 import type { FleetAddress, FleetApplication } from '@palisade/protocol';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useMemo, useState } from 'react';
 import { Button, ConfirmButton } from '../../../components/buttons';
 import { TextField } from '../../../components/field';
+import { PageNav } from '../../../components/pager';
 import { ErrorNote } from '../../../components/states';
 import { errorText } from '../../../lib/api';
 import { dateTime } from '../../../lib/format';
@@ -13,6 +14,122 @@ function stateWords(s: FleetApplication): string {
   if (s.state === 'applied') return `blocks it since ${dateTime(s.applied_at)}`;
   if (s.state === 'failed') return `failed: ${s.reason ?? 'refused'}`;
   return `pending${s.reason ? `: ${s.reason}` : ''}${s.next_attempt_at ? ` (next try ${dateTime(s.next_attempt_at)})` : ''}`;
+}
+
+/** What a server is doing with an entry, in one word, for the summary and the filter. */
+type Standing = 'blocking' | 'allowing' | 'pending' | 'failed' | 'lifting' | 'lifted';
+type AddressEntry = FleetAddress['entries'][number];
+function standingOf(s: FleetApplication, list: AddressEntry['list']): Standing {
+  if (s.want === 'absent') return s.state === 'applied' ? 'lifted' : 'lifting';
+  if (s.state === 'applied') return list === 'black' ? 'blocking' : 'allowing';
+  return s.state === 'failed' ? 'failed' : 'pending';
+}
+const STANDINGS: Standing[] = ['failed', 'pending', 'blocking', 'allowing', 'lifting', 'lifted'];
+/** Servers a page in an entry's list: a fleet of 200 stays a short page. */
+const SERVERS_PAGE = 25;
+
+/**
+ * One entry's servers: counts per state first (each a filter), then the servers, filtered by state
+ * and name and paged, failures first.
+ */
+function EntryServers({ entry }: { entry: AddressEntry }) {
+  const [standing, setStanding] = useState<Standing | 'all'>('all');
+  const [name, setName] = useState('');
+  const [page, setPage] = useState(1);
+  const rows = useMemo(
+    () =>
+      entry.servers
+        .filter((s) => s.server_id !== entry.origin.server_id || s.want === 'present')
+        .map((s) => ({ ...s, standing: standingOf(s, entry.list) }))
+        .sort(
+          (a, b) =>
+            STANDINGS.indexOf(a.standing) - STANDINGS.indexOf(b.standing) ||
+            a.server_name.localeCompare(b.server_name, undefined, { numeric: true }),
+        ),
+    [entry],
+  );
+  const counts = new Map<Standing, number>();
+  for (const r of rows) counts.set(r.standing, (counts.get(r.standing) ?? 0) + 1);
+  const needle = name.trim().toLowerCase();
+  const shown = rows.filter(
+    (r) => (standing === 'all' || r.standing === standing) && (!needle || r.server_name.toLowerCase().includes(needle)),
+  );
+  const pages = Math.max(1, Math.ceil(shown.length / SERVERS_PAGE));
+  const current = Math.min(page, pages);
+  const visible = shown.slice((current - 1) * SERVERS_PAGE, current * SERVERS_PAGE);
+  const pick = (next: Standing | 'all') => {
+    setStanding(next);
+    setPage(1);
+  };
+  return (
+    <div className="stack">
+      <fieldset className="state-filters filter-group">
+        <legend className="visually-hidden">Servers for fleet entry {entry.id} by state</legend>
+        <button
+          type="button"
+          className="filter-chip"
+          aria-pressed={standing === 'all'}
+          onClick={() => pick('all')}
+          data-testid={`entry-${entry.id}-all`}
+        >
+          All <strong>{rows.length}</strong>
+        </button>
+        {STANDINGS.filter((st) => counts.has(st)).map((st) => (
+          <button
+            key={st}
+            type="button"
+            className={`filter-chip${st === 'failed' ? ' filter-chip-bad' : ''}`}
+            aria-pressed={standing === st}
+            onClick={() => pick(st)}
+            data-testid={`entry-${entry.id}-${st}`}
+          >
+            {st[0]!.toUpperCase() + st.slice(1)} <strong>{counts.get(st)}</strong>
+          </button>
+        ))}
+      </fieldset>
+      {rows.length > SERVERS_PAGE ? (
+        <TextField
+          label="Server name"
+          value={name}
+          placeholder="web-1"
+          onChange={(e) => {
+            setName(e.target.value);
+            setPage(1);
+          }}
+        />
+      ) : null}
+      <div className="table-scroll">
+        <table className="table" aria-label={`Servers for fleet entry ${entry.id}`}>
+          <thead>
+            <tr>
+              <th scope="col">Server</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entry.origin.server_id !== null && current === 1 && standing === 'all' && !needle ? (
+              <tr>
+                <td>{entry.origin.server_name}</td>
+                <td>first server: its own ban</td>
+              </tr>
+            ) : null}
+            {visible.map((s) => (
+              <tr key={s.server_id}>
+                <td className="nowrap">{s.server_name}</td>
+                <td className={s.state === 'failed' ? 'error-text' : undefined}>{stateWords(s)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pages > 1 ? (
+        <PageNav label={`Pages of fleet entry ${entry.id}`} current={current} pages={pages} onPage={setPage}>
+          Page {current} of {pages} · servers {(current - 1) * SERVERS_PAGE + 1}–
+          {Math.min(current * SERVERS_PAGE, shown.length)} of {shown.length}
+        </PageNav>
+      ) : null}
+    </div>
+  );
 }
 
 /** For any address: which servers block it through the fleet, since when, why, and one action to lift it everywhere. */
@@ -91,6 +208,16 @@ export function AddressPanel() {
       ) : null}
       {answer ? (
         <div className="stack" data-testid="fleet-address">
+          {blocking.length > 0 ? (
+            <div className="actions">
+              <ConfirmButton
+                label="Lift everywhere"
+                confirmLabel={`Lift ${answer.ip} on every server`}
+                busy={lifting}
+                onConfirm={() => void lift()}
+              />
+            </div>
+          ) : null}
           {answer.entries.length === 0 ? (
             <p role="status">
               <code className="address">{answer.ip}</code> is on no fleet list.
@@ -103,43 +230,10 @@ export function AddressPanel() {
                   {whyWords(e)}, since {dateTime(e.created_at)}
                   {e.expires_at ? `, until ${dateTime(e.expires_at)}` : ''}.
                 </p>
-                <div className="table-scroll">
-                  <table className="table" aria-label={`Servers for fleet entry ${e.id}`}>
-                    <thead>
-                      <tr>
-                        <th scope="col">Server</th>
-                        <th scope="col">State</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {e.origin.server_id !== null ? (
-                        <tr>
-                          <td>{e.origin.server_name}</td>
-                          <td>first server: its own ban</td>
-                        </tr>
-                      ) : null}
-                      {e.servers
-                        .filter((s) => s.server_id !== e.origin.server_id || s.want === 'present')
-                        .map((s) => (
-                          <tr key={s.server_id}>
-                            <td>{s.server_name}</td>
-                            <td className={s.state === 'failed' ? 'error-text' : undefined}>{stateWords(s)}</td>
-                          </tr>
-                        ))}
-                    </tbody>
-                  </table>
-                </div>
+                <EntryServers entry={e} />
               </div>
             ))
           )}
-          {blocking.length > 0 ? (
-            <ConfirmButton
-              label="Lift everywhere"
-              confirmLabel={`Lift ${answer.ip} on every server`}
-              busy={lifting}
-              onConfirm={() => void lift()}
-            />
-          ) : null}
         </div>
       ) : null}
     </section>

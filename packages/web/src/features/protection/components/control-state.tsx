@@ -1,5 +1,7 @@
 import type { ReactNode } from 'react';
+import { RoleNote } from '../../../components/role-note';
 import { ErrorNote, Loading } from '../../../components/states';
+import { useCurrentTeam } from '../../../lib/team';
 import { controlProblem } from '../api/get-control';
 
 /** Loading, "not on this agent yet", permission and error states of one control read. */
@@ -26,7 +28,10 @@ export const NO_EDIT_ID = 'no-edit-reason';
 
 /** Shown once per page when the account may look but not change. */
 export function EditNotice({ canEdit }: { canEdit: boolean }) {
+  const team = useCurrentTeam();
   if (canEdit) return null;
+  // In a team, by the role held there ("Viewers cannot change protection", components/role-note.tsx).
+  if (team) return <RoleNote permission="control.edit" doing="change protection" id={NO_EDIT_ID} />;
   return (
     <p className="note note-muted" id={NO_EDIT_ID}>
       You can view protection but not change it: your account lacks the <code>control.edit</code> permission. Ask a

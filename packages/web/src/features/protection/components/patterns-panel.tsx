@@ -1,19 +1,49 @@
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/buttons';
-import { TextField } from '../../../components/field';
+import { SelectField, TextField } from '../../../components/field';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import type { Errors } from '../../../lib/schema';
 import { type BlockPatternValues, checkBlockPattern, toBlockPattern } from '../api/add-block-pattern';
 import { useChangeControl } from '../api/change-control';
-import { useControlList } from '../api/get-control';
+import { offerText, servicesToOffer, useEnableServices } from '../api/enable-found-services';
+import { useControl } from '../api/get-control';
 import { ControlState, editProps, writeError } from './control-state';
 
-const EMPTY: BlockPatternValues = { name: '', file: '', regex: '', threshold: '5', window_s: '60', ban_s: '3600' };
+/**
+ * Where a pattern reads on that server and whether the agent can read it: `source: auto` resolved
+ * there (its file, /var/log/secure, or the journal; docs/protection.md, "Where a pattern reads").
+ * An agent before sources sends only `file` and `file_error`.
+ */
+function SourceNote({
+  pattern: p,
+}: {
+  pattern: { source?: string; reads?: string; source_error?: string | null; file_error: string | null };
+}) {
+  const problem = p.source_error ?? p.file_error;
+  const how = p.source === 'auto' ? 'chosen by source auto' : p.source === 'journal' ? 'the journal' : 'file';
+  return (
+    <span className="muted small">
+      ({how}; {problem ? <span className="entry-warning">⚠ cannot read: {problem}</span> : 'readable'})
+    </span>
+  );
+}
+
+const EMPTY: BlockPatternValues = {
+  name: '',
+  file: '',
+  regex: '',
+  threshold: '5',
+  window_s: '60',
+  ban_s: '3600',
+  source: 'file',
+  journal: '',
+};
 
 /** Log patterns: so many matching lines from one address within the window ban it for a while. */
 export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit: boolean }) {
-  const query = useControlList(serverId, 'block-pattern');
+  const query = useControl(serverId, 'block-pattern');
   const change = useChangeControl(serverId, ['block-pattern']);
+  const enable = useEnableServices(serverId);
   const [values, setValues] = useState<BlockPatternValues>(EMPTY);
   const [errors, setErrors] = useState<Errors<keyof BlockPatternValues>>({});
   const [status, setStatus] = useState('');
@@ -36,9 +66,33 @@ export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit
     <section className="card" aria-labelledby="patterns-title">
       <h3 id="patterns-title">Block patterns</h3>
       <ControlState query={query} what="Loading patterns">
-        {(patterns) => {
+        {(answer) => {
+          const patterns = answer.patterns;
+          const offers = servicesToOffer(answer);
           return (
             <>
+              {offers.length > 0 ? (
+                <div className="note note-warn" role="note" aria-label="Services found on this server">
+                  <p>
+                    {offerText(offers)}{' '}
+                    <span className="muted small">
+                      ({offers.map((o) => `${o.service}: ${o.found} → ${o.patterns.join(', ')}`).join('; ')})
+                    </span>
+                  </p>
+                  <Button
+                    variant="primary"
+                    busy={enable.pending}
+                    onClick={() =>
+                      void enable.run(offers).then((names) => {
+                        if (names) setStatus(`Enabled ${names.join(', ')}.`);
+                      })
+                    }
+                    {...editProps(canEdit)}
+                  >
+                    Enable their patterns
+                  </Button>
+                </div>
+              ) : null}
               {patterns.length === 0 ? (
                 <Empty>
                   <p>No patterns.</p>
@@ -47,7 +101,7 @@ export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit
                 <ul className="plain-list">
                   {patterns.map((p) => (
                     <li key={p.name}>
-                      <strong>{p.name}</strong> <code>{p.file}</code>
+                      <strong>{p.name}</strong> <code>{p.reads ?? p.file}</code> <SourceNote pattern={p} />
                       <br />
                       <code className="wrap">{p.regex}</code>
                       <br />
@@ -87,6 +141,28 @@ export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit
                     onChange={set('file')}
                     {...editProps(canEdit)}
                   />
+                  <div className="row">
+                    <SelectField
+                      label="Source"
+                      value={values.source}
+                      error={errors.source}
+                      onChange={set('source')}
+                      {...editProps(canEdit)}
+                    >
+                      <option value="file">The log file</option>
+                      <option value="journal">The systemd journal</option>
+                      <option value="auto">Auto: the file if readable, else the journal</option>
+                    </SelectField>
+                    <TextField
+                      label="Journal identifiers or units"
+                      placeholder="sshd, ssh.service"
+                      hint="For the journal and auto: syslog identifiers or units, separated by commas."
+                      value={values.journal}
+                      error={errors.journal}
+                      onChange={set('journal')}
+                      {...editProps(canEdit)}
+                    />
+                  </div>
                   <TextField
                     label="Regular expression"
                     placeholder="Failed password .* from (?<ip>\S+)"
@@ -126,7 +202,7 @@ export function PatternsPanel({ serverId, canEdit }: { serverId: number; canEdit
                   </Button>
                 </form>
               </details>
-              <ErrorNote message={writeError(change.error)} />
+              <ErrorNote message={writeError(change.error ?? enable.error)} />
               {status ? <StatusLine>{status}</StatusLine> : null}
             </>
           );

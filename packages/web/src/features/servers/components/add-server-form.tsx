@@ -84,7 +84,7 @@ export function AddServerForm({
         value={values.api_url}
         error={errors.api_url}
         onChange={set('api_url')}
-        placeholder="http://203.0.113.7:9100"
+        placeholder="http://203.0.113.7:9740"
         hint="The metrics address `palisade-agent key` prints."
         inputMode="url"
         autoComplete="off"

@@ -11,6 +11,7 @@ import { useProducts } from '../../billing/api/get-products';
 import { useBenchmarks } from '../api/get-benchmarks';
 import { useServer } from '../api/get-server';
 import { checkRunBenchmark, useRunBenchmark } from '../api/run-benchmark';
+import { comparisonGaps, SECTIONS, unmeasured } from './benchmark-sections';
 
 /** Finished runs, newest first (as the console lists them). */
 const done = (runs: BenchmarkRunView[]) => runs.filter((r) => r.status === 'done');
@@ -22,14 +23,6 @@ const STATUS_WORDS: Record<BenchmarkRunView['status'], string> = {
   failed: 'Failed',
 };
 
-type SectionKey = 'total' | 'cpu' | 'disk' | 'network' | 'stability';
-const SECTIONS: { key: SectionKey; name: string }[] = [
-  { key: 'total', name: 'Total' },
-  { key: 'cpu', name: 'CPU' },
-  { key: 'disk', name: 'Disk' },
-  { key: 'network', name: 'Network' },
-  { key: 'stability', name: 'Stability' },
-];
 const sectionName = (key: string) => SECTIONS.find((s) => s.key === key)?.name ?? key;
 
 /** A figure with its unit: `412 MB/s`, `0.848 ms`, `2,500 IOPS`. */
@@ -96,6 +89,7 @@ function Run({ run }: { run: BenchmarkRunView }) {
         {run.status === 'done' ? (
           <span className={`pill ${run.verified ? 'pill-ok' : 'pill-warn'}`}>
             {run.verified ? 'Verified' : 'Not verified'}
+            {unmeasured(run).length > 0 ? `, ${unmeasured(run).join(' and ')} not measured` : ''}
           </span>
         ) : null}
         <span className="muted small">{dateTime(run.finished_at ?? run.started_at ?? run.created_at)}</span>
@@ -124,9 +118,10 @@ function Run({ run }: { run: BenchmarkRunView }) {
           <summary>Verification checks</summary>
           <ul className="checks">
             {run.checks.map((c) => (
-              <li key={c.name} className={c.ok ? 'ok' : 'bad'}>
-                <span aria-hidden="true">{c.ok ? '✓' : '✗'}</span> <strong>{c.name}</strong>
-                <span className="visually-hidden">{c.ok ? ' passed' : ' failed'}</span>: {c.detail}
+              <li key={c.name} className={c.skipped ? 'skipped' : c.ok ? 'ok' : 'bad'}>
+                <span aria-hidden="true">{c.skipped ? '–' : c.ok ? '✓' : '✗'}</span> <strong>{c.name}</strong>
+                <span className="visually-hidden">{c.skipped ? ' not checked' : c.ok ? ' passed' : ' failed'}</span>:{' '}
+                {c.detail}
               </li>
             ))}
           </ul>
@@ -161,14 +156,15 @@ function Compare({ runs }: { runs: BenchmarkRunView[] }) {
   const [ids, setIds] = useState<[number, number]>([runs[1]!.id, runs[0]!.id]);
   const a = runs.find((r) => r.id === ids[0]) ?? runs[1]!;
   const b = runs.find((r) => r.id === ids[1]) ?? runs[0]!;
+  const gaps = comparisonGaps(a, b);
   const rows: { key: string; name: string; a: string; b: string; diff: string; verdict: string }[] = [
     ...SECTIONS.map(({ key, name }) => ({
       key,
       name: `${name} score (of 100)`,
       a: a.scores[key] === null ? '—' : figure(a.scores[key]),
       b: b.scores[key] === null ? '—' : figure(b.scores[key]),
-      diff: change(a.scores[key], b.scores[key]),
-      verdict: verdict(null, a.scores[key], b.scores[key]),
+      diff: key === 'total' && gaps.length > 0 ? 'not comparable' : change(a.scores[key], b.scores[key]),
+      verdict: key === 'total' && gaps.length > 0 ? '' : verdict(null, a.scores[key], b.scores[key]),
     })),
     ...BENCHMARK_FIGURES.map((f) => {
       const x = runFigure(a, f);
@@ -221,6 +217,12 @@ function Compare({ runs }: { runs: BenchmarkRunView[] }) {
           ))}
         </tbody>
       </table>
+      {gaps.length > 0 ? (
+        <p className="note note-warn" data-testid="compare-caveat">
+          The totals are not compared: {gaps.join('; ')}, so each total adds up different sections. Compare the sections
+          both runs measured.
+        </p>
+      ) : null}
       <p className="muted small">
         Change is the after figure's difference from the before figure, in % of the before figure. For the round trip,
         spread and steal a smaller figure is better.

@@ -9,6 +9,17 @@ function show(value: unknown): string {
   return String(value);
 }
 
+/** The agent's fact names in words (packages/agent/src/measure/facts.ts); an unknown name is shown as sent. */
+const FACT_WORDS: Record<string, string> = {
+  os: 'OS',
+  kernel: 'Kernel',
+  arch: 'Architecture',
+  cores: 'CPU cores',
+  hostname: 'Hostname',
+  public_ip: 'Public IP',
+};
+const factWords = (key: string) => (Object.hasOwn(FACT_WORDS, key) ? FACT_WORDS[key]! : key.replaceAll('_', ' '));
+
 /** What the daemon reported about the host in its check-ins. */
 export function FactsPanel({ serverId }: { serverId: number }) {
   const query = useServerSection(serverId, 'facts');
@@ -22,12 +33,12 @@ export function FactsPanel({ serverId }: { serverId: number }) {
             ['Hostname', show(f.hostname)],
             ['Public IP', show(f.public_ip)],
             ['Agent version', show(f.agent_version)],
-            ...Object.entries(rest).map(([k, v]) => [k, show(v)] as [string, string]),
-            ...(typeof mem_total_mb === 'number' ? [['memory', megabytes(mem_total_mb)] as [string, string]] : []),
+            ...Object.entries(rest).map(([k, v]) => [factWords(k), show(v)] as [string, string]),
+            ...(typeof mem_total_mb === 'number' ? [['Memory', megabytes(mem_total_mb)] as [string, string]] : []),
             ...(Array.isArray(disks)
               ? [
                   [
-                    'disks',
+                    'Disks',
                     disks
                       .map((d: { mount?: string; total_mb?: number }) => `${d.mount ?? '?'} ${megabytes(d.total_mb)}`)
                       .join(', '),

@@ -1,18 +1,36 @@
 import type { DashboardServerSummary, FleetCounts, FleetTrend } from '@palisade/protocol';
-import { useMemo } from 'react';
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ServerScore, StateBadge, UnderAttackBadge } from '../../../components/score';
 import { Sparkline } from '../../../components/sparkline';
 import { Empty, QueryView } from '../../../components/states';
+import {
+  ATTENTION,
+  type Attention,
+  attentionOf,
+  type Figure,
+  type Heat,
+  heat,
+  type Limits,
+  limitsFor,
+} from '../../../lib/attention';
 import { bitsPerSecond, percent, since } from '../../../lib/format';
+import { useAlertRules } from '../../alerts/api/get-rules';
 import { useFleetTrends } from '../api/get-fleet-trends';
 import { useServers } from '../api/get-servers';
 
 /** Rows per page: a fleet of 500 stays a short page, and the filter searches all of it. */
 export const PAGE_SIZE = 50;
 
-type Row = DashboardServerSummary & { trend: FleetTrend | undefined };
-type SortKey = 'label' | 'state' | 'score' | 'cpu' | 'memory' | 'disk' | 'network' | 'last_seen';
+/** A server with what the table works out once per refresh, not once per sort or keystroke. */
+type Row = DashboardServerSummary & {
+  trend: FleetTrend | undefined;
+  limits: Limits;
+  attention: Attention;
+  /** Label, hostname, address and tags in lower case, for the filter. */
+  haystack: string;
+};
+type SortKey = 'attention' | 'label' | 'state' | 'score' | 'cpu' | 'memory' | 'disk' | 'network' | 'last_seen';
 const COLUMNS: { key: SortKey; title: string }[] = [
   { key: 'label', title: 'Server' },
   { key: 'state', title: 'State' },
@@ -23,9 +41,23 @@ const COLUMNS: { key: SortKey; title: string }[] = [
   { key: 'network', title: 'Network' },
   { key: 'last_seen', title: 'Last check-in' },
 ];
-const isSortKey = (v: string | null): v is SortKey => COLUMNS.some((c) => c.key === v);
-/** Sorting by a figure starts with the highest: the busiest servers are the ones to look at. */
-const DESCENDING_FIRST: SortKey[] = ['score', 'cpu', 'memory', 'disk', 'network', 'last_seen'];
+const isSortKey = (v: string | null): v is SortKey => v === 'attention' || COLUMNS.some((c) => c.key === v);
+/**
+ * Sorting by a figure starts with the highest, by score with the lowest: the servers to look at
+ * first. The default order is "needs attention first" (lib/attention.ts).
+ */
+const DESCENDING_FIRST: SortKey[] = ['cpu', 'memory', 'disk', 'network', 'last_seen'];
+const SORT_NAMES: Record<SortKey, string> = {
+  attention: 'needs attention first',
+  label: 'name',
+  state: 'state',
+  score: 'score',
+  cpu: 'CPU',
+  memory: 'memory',
+  disk: 'disk',
+  network: 'network',
+  last_seen: 'last check-in',
+};
 
 /** The fleet filters by state, kept in the address (`?state=…`) so a filtered view can be shared and reloaded. */
 const FILTERS = [
@@ -38,7 +70,8 @@ const FILTERS = [
 type StateFilter = (typeof FILTERS)[number]['id'];
 const isFilter = (v: string | null): v is StateFilter => FILTERS.some((f) => f.id === v);
 
-const STATE_ORDER = { online: 0, unreachable: 1, late: 2, offline: 3 } as const;
+/** By state, the troubled first. */
+const STATE_ORDER = { unreachable: 0, offline: 1, late: 2, online: 3 } as const;
 
 /** A server's figure for a column; an offline server's figures are not "now", so they sort as unknown. */
 function figure(s: Row, key: 'cpu' | 'memory' | 'disk' | 'network'): number | null {
@@ -47,16 +80,23 @@ function figure(s: Row, key: 'cpu' | 'memory' | 'disk' | 'network'): number | nu
   return { cpu: now.cpu_pct, memory: now.mem_pct, disk: now.disk_pct, network: now.net_bits_per_s }[key];
 }
 
+const scoreOf = (s: Row) => s.last_known_score?.score ?? s.score;
+const byLabel = (a: Row, b: Row) => a.label.localeCompare(b.label, undefined, { numeric: true });
+
 function compare(a: Row, b: Row, key: SortKey): number {
   switch (key) {
+    case 'attention':
+      return (
+        ATTENTION.indexOf(a.attention) - ATTENTION.indexOf(b.attention) || scoreOf(a) - scoreOf(b) || byLabel(a, b)
+      );
     case 'state':
       return STATE_ORDER[a.state] - STATE_ORDER[b.state];
     case 'score':
-      return (a.last_known_score?.score ?? a.score) - (b.last_known_score?.score ?? b.score);
+      return scoreOf(a) - scoreOf(b);
     case 'last_seen':
       return a.last_seen - b.last_seen;
     case 'label':
-      return a.label.localeCompare(b.label, undefined, { numeric: true });
+      return byLabel(a, b);
     default:
       // Unknown figures go last whichever way the column is sorted (handled by the caller).
       return (figure(a, key) ?? 0) - (figure(b, key) ?? 0);
@@ -64,6 +104,47 @@ function compare(a: Row, b: Row, key: SortKey): number {
 }
 
 const matches = (s: Row, f: StateFilter) => (f === 'under_attack' ? (s.attacks_active ?? 0) > 0 : s.state === f);
+
+/** The address with some settings changed; any change but the page goes back to page 1. */
+function withChanges(params: URLSearchParams, changes: Record<string, string | null>): string {
+  const next = new URLSearchParams(params);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null || v === '' || v === 'all') next.delete(k);
+    else next.set(k, v);
+  }
+  if (!('page' in changes)) next.delete('page');
+  if (next.get('page') === '1') next.delete('page');
+  const text = next.toString();
+  return text ? `?${text}` : '?';
+}
+
+/** How long the address waits after the last keystroke in the filter before it follows. */
+const FILTER_URL_DELAY_MS = 300;
+
+/**
+ * The filter box's text: typed into local state, so no keystroke waits for (or is lost to) a
+ * navigation; the address follows once typing pauses, and the box follows the address when it
+ * changes from elsewhere (back, a tag link).
+ */
+function useFilterText(q: string, set: (changes: Record<string, string | null>) => void) {
+  const [text, setText] = useState(q);
+  const pushed = useRef(q);
+  useEffect(() => {
+    if (q !== pushed.current) {
+      pushed.current = q;
+      setText(q);
+    }
+  }, [q]);
+  useEffect(() => {
+    if (text === pushed.current) return;
+    const timer = setTimeout(() => {
+      pushed.current = text;
+      set({ q: text });
+    }, FILTER_URL_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [text, set]);
+  return [text, setText] as const;
+}
 
 /** The fleet's view settings, all in the address so a view can be shared, bookmarked and reloaded. */
 function useFleetView() {
@@ -74,46 +155,57 @@ function useFleetView() {
     q: params.get('q') ?? '',
     state: isFilter(rawState) ? rawState : ('all' as const),
     tag: params.get('tag') ?? '',
-    sort: isSortKey(rawSort) ? rawSort : ('label' as const),
+    sort: isSortKey(rawSort) ? rawSort : ('attention' as const),
     dir: params.get('dir') === 'desc' ? -1 : 1,
     page: Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1),
   };
-  /** The address with some settings changed; any change but the page goes back to page 1. */
-  const hrefWith = (changes: Record<string, string | null>) => {
-    const next = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(changes)) {
-      if (v === null || v === '' || v === 'all') next.delete(k);
-      else next.set(k, v);
-    }
-    if (!('page' in changes)) next.delete('page');
-    if (next.get('page') === '1') next.delete('page');
-    const text = next.toString();
-    return text ? `?${text}` : '?';
-  };
+  const hrefWith = (changes: Record<string, string | null>) => withChanges(params, changes);
+  /** Changes the address from what it is when the change lands (a debounced change keeps later ones). */
   const set = (changes: Record<string, string | null>) =>
-    setParams(new URLSearchParams(hrefWith(changes)), { replace: true });
+    setParams((current) => new URLSearchParams(withChanges(current, changes)), { replace: true });
   return { view, hrefWith, set };
 }
 
 export function FleetTable() {
   const query = useServers();
   const trends = useFleetTrends();
+  const rules = useAlertRules();
   const { view, hrefWith, set } = useFleetView();
+  const setRef = useRef(set);
+  setRef.current = set;
+  const [filterText, setFilterText] = useFilterText(
+    view.q,
+    useMemo(() => (changes: Record<string, string | null>) => setRef.current(changes), []),
+  );
+  // The table follows the box at React's pace: typing stays immediate however long the list.
+  const needle = useDeferredValue(filterText).trim().toLowerCase();
 
   const servers = query.data?.servers;
-  const byId = useMemo(() => new Map(trends.data?.servers.map((t) => [t.id, t])), [trends.data]);
   const tags = useMemo(() => [...new Set(servers?.flatMap((s) => s.tags))].sort(), [servers]);
+  const rows = useMemo(() => {
+    const byId = new Map(trends.data?.servers.map((t) => [t.id, t]));
+    return (servers ?? []).map((s): Row => {
+      const trend = byId.get(s.id);
+      const now = s.state === 'offline' ? null : trend?.now;
+      const limits = limitsFor(s, rules.data?.rules ?? []);
+      const figures = { cpu: now?.cpu_pct, memory: now?.mem_pct, disk: now?.disk_pct };
+      return {
+        ...s,
+        trend,
+        limits,
+        attention: attentionOf(s, figures, limits),
+        haystack: [s.label, s.hostname, s.public_ip ?? '', ...s.tags].join('\n').toLowerCase(),
+      };
+    });
+  }, [servers, trends.data, rules.data]);
   const shown = useMemo(() => {
-    if (!servers) return [];
-    const needle = view.q.trim().toLowerCase();
-    const rows: Row[] = servers.map((s) => ({ ...s, trend: byId.get(s.id) }));
     const figureKey = ['cpu', 'memory', 'disk', 'network'].includes(view.sort);
     return rows
-      .filter((s) => view.state === 'all' || matches(s, view.state))
-      .filter((s) => !view.tag || s.tags.includes(view.tag))
       .filter(
         (s) =>
-          !needle || [s.label, s.hostname, s.public_ip ?? '', ...s.tags].some((v) => v.toLowerCase().includes(needle)),
+          (view.state === 'all' || matches(s, view.state)) &&
+          (!view.tag || s.tags.includes(view.tag)) &&
+          (!needle || s.haystack.includes(needle)),
       )
       .sort((a, b) => {
         if (figureKey) {
@@ -122,7 +214,7 @@ export function FleetTable() {
         }
         return compare(a, b, view.sort) * view.dir;
       });
-  }, [servers, byId, view.q, view.state, view.tag, view.sort, view.dir]);
+  }, [rows, needle, view.state, view.tag, view.sort, view.dir]);
 
   const pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
   const page = Math.min(view.page, pages);
@@ -130,8 +222,9 @@ export function FleetTable() {
 
   const sortHref = (key: SortKey) => {
     const dir = view.sort === key ? (view.dir === 1 ? 'desc' : 'asc') : DESCENDING_FIRST.includes(key) ? 'desc' : 'asc';
-    return hrefWith({ sort: key === 'label' && dir === 'asc' ? null : key, dir: dir === 'asc' ? null : dir });
+    return hrefWith({ sort: key === 'attention' && dir === 'asc' ? null : key, dir: dir === 'asc' ? null : dir });
   };
+  const tagHref = useMemo(() => (t: string) => `?tag=${encodeURIComponent(t)}`, []);
 
   return (
     <QueryView query={query} what="Loading servers">
@@ -170,8 +263,8 @@ export function FleetTable() {
                   id="fleet-filter"
                   type="search"
                   placeholder="Label, hostname, IP or tag"
-                  value={view.q}
-                  onChange={(e) => set({ q: e.target.value })}
+                  value={filterText}
+                  onChange={(e) => setFilterText(e.target.value)}
                 />
               </div>
               <div className="field inline">
@@ -201,6 +294,11 @@ export function FleetTable() {
               <p className="muted" role="status" aria-live="polite">
                 {shown.length} of {data.servers.length} servers
               </p>
+              {view.sort === 'attention' ? null : (
+                <Link className="button small" to={hrefWith({ sort: null, dir: null })} replace>
+                  Needs attention first
+                </Link>
+              )}
             </form>
             {shown.length === 0 ? (
               <Empty>
@@ -211,7 +309,7 @@ export function FleetTable() {
                 <div className="table-scroll">
                   <table className="table cards-on-mobile fleet">
                     <caption className="visually-hidden">
-                      Servers, sorted by {view.sort}
+                      Servers, sorted by {SORT_NAMES[view.sort]}
                       {pages > 1 ? `, page ${page} of ${pages}` : ''}
                     </caption>
                     <thead>
@@ -234,7 +332,7 @@ export function FleetTable() {
                     </thead>
                     <tbody>
                       {visible.map((s) => (
-                        <FleetRow key={s.id} server={s} tagHref={(t) => hrefWith({ tag: t })} />
+                        <FleetRow key={s.id} server={s} tagHref={tagHref} />
                       ))}
                     </tbody>
                   </table>
@@ -270,13 +368,38 @@ export function FleetTable() {
   );
 }
 
-function FleetRow({ server: s, tagHref }: { server: Row; tagHref: (tag: string) => string }) {
+const FIGURE_NAMES: Record<Figure, string> = { cpu: 'CPU', memory: 'memory', disk: 'disk' };
+
+/** A percentage coloured past its limit (warm within 10 points of it), saying so to a screen reader too. */
+function HeatFigure({
+  value,
+  figure: f,
+  limits,
+}: {
+  value: number | null | undefined;
+  figure: Figure;
+  limits: Limits;
+}) {
+  const h: Heat = heat(value, limits[f]);
+  return (
+    <span
+      className={h ? `figure heat-${h}` : 'figure'}
+      title={h ? `${FIGURE_NAMES[f]} ${h === 'hot' ? 'at or past' : 'near'} its ${limits[f]} % limit` : undefined}
+    >
+      {percent(value)}
+      {h === 'hot' ? <span className="visually-hidden"> (past the {limits[f]} % limit)</span> : null}
+    </span>
+  );
+}
+
+/** One server's row; drawn again only when its server changes (not on each sort or keystroke). */
+const FleetRow = memo(function FleetRow({ server: s, tagHref }: { server: Row; tagHref: (tag: string) => string }) {
   // An offline server's last figures are not "now": shown as unknown, as its score is shown as last known.
   const now = s.state === 'offline' ? null : (s.trend?.now ?? null);
   const cpu = s.trend?.cpu ?? [];
   const known = cpu.filter((v): v is number => v !== null);
   return (
-    <tr>
+    <tr data-attention={s.attention}>
       <td data-label="Server">
         <Link to={`/dashboard/servers/${s.id}`}>{s.label}</Link>
         <div className="muted small nowrap">
@@ -295,14 +418,14 @@ function FleetRow({ server: s, tagHref }: { server: Row; tagHref: (tag: string) 
           </ul>
         ) : null}
       </td>
-      <td data-label="State">
+      <td data-label="State" className="nowrap">
         <StateBadge state={s.state} reason={s.state_reason} /> <UnderAttackBadge count={s.attacks_active} />
       </td>
       <td data-label="Score">
         <ServerScore server={s} />
       </td>
       <td data-label="CPU" className="nowrap">
-        <span className="figure">{percent(now?.cpu_pct)}</span>{' '}
+        <HeatFigure value={now?.cpu_pct} figure="cpu" limits={s.limits} />{' '}
         {known.length > 0 ? (
           <Sparkline
             values={cpu}
@@ -310,14 +433,20 @@ function FleetRow({ server: s, tagHref }: { server: Row; tagHref: (tag: string) 
           />
         ) : null}
       </td>
-      <td data-label="Memory">{percent(now?.mem_pct)}</td>
-      <td data-label="Disk">{percent(now?.disk_pct)}</td>
+      <td data-label="Memory" className="nowrap">
+        <HeatFigure value={now?.mem_pct} figure="memory" limits={s.limits} />
+      </td>
+      <td data-label="Disk" className="nowrap">
+        <HeatFigure value={now?.disk_pct} figure="disk" limits={s.limits} />
+      </td>
       <td data-label="Network" className="nowrap">
         {now?.net_bits_per_s === null || now?.net_bits_per_s === undefined
           ? '—'
           : bitsPerSecond(now.net_bits_per_s / 8)}
       </td>
-      <td data-label="Last check-in">{since(s.last_seen, s.as_of)}</td>
+      <td data-label="Last check-in" className="nowrap">
+        {since(s.last_seen, s.as_of)}
+      </td>
     </tr>
   );
-}
+});

@@ -3,7 +3,8 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { Button, ConfirmButton, CopyButton } from '../../../components/buttons';
 import { SelectField, TextField } from '../../../components/field';
 import { Empty, ErrorNote, QueryView } from '../../../components/states';
-import { timeAgo } from '../../../lib/format';
+import { dateTime, timeAgo } from '../../../lib/format';
+import { useAgentUpdates } from '../../agent-updates/api/agent-updates';
 import { useCreateEnrolmentToken } from '../api/create-enrolment-token';
 import { useEnrolmentTokens } from '../api/get-enrolment-tokens';
 import { useRevokeEnrolmentToken } from '../api/revoke-enrolment-token';
@@ -29,26 +30,41 @@ const STATES: Record<EnrolmentToken['state'], string> = {
 function CommandOnce({ created, onDone }: { created: CreatedEnrolmentToken; onDone: () => void }) {
   const box = useRef<HTMLElement>(null);
   useEffect(() => box.current?.focus(), []);
+  // `--protect auto`: the agent enables the log patterns of the services it finds (docs/agent.md, "One-line install").
+  const [protect, setProtect] = useState(false);
+  const extra = protect ? ' --protect auto' : '';
+  const command = `${created.command}${extra}`;
+  const rootCommand = `${created.root_command}${extra}`;
   return (
     <section className="secret-box" ref={box} tabIndex={-1} aria-label="Install command">
       <p>
         <strong>Run this on the server.</strong> It is shown only once; the token in it adds{' '}
         {created.max_uses === 1 ? 'one server' : `up to ${created.max_uses} servers`} until{' '}
-        {new Date(created.expires_at).toLocaleString()}.
+        {dateTime(created.expires_at)}.
+      </p>
+      <p>
+        <label>
+          <input type="checkbox" checked={protect} onChange={(e) => setProtect(e.target.checked)} /> Enable protection
+          for the services found
+        </label>{' '}
+        <span className="muted small">
+          Adds <code>--protect auto</code>: the agent enables the log patterns of sshd, nginx, Apache, Postfix and
+          Dovecot where it finds them.
+        </span>
       </p>
       <p className="hint">As a user with sudo:</p>
       <code className="secret command" data-testid="install-command">
-        {created.command}
+        {command}
       </code>
       <div className="actions">
-        <CopyButton value={created.command} />
+        <CopyButton value={command} />
       </div>
       <p className="hint">In a root shell (a host without sudo):</p>
       <code className="secret command" data-testid="install-command-root">
-        {created.root_command}
+        {rootCommand}
       </code>
       <div className="actions">
-        <CopyButton value={created.root_command} />
+        <CopyButton value={rootCommand} />
         <Button small onClick={onDone}>
           Done
         </Button>
@@ -95,6 +111,21 @@ export function InstallCommand({ products }: { products: ProductChoice[] }) {
     setUsesError(undefined);
     await create.run({ product_id: Number(productId), max_uses: maxUses, valid_ms: Number(lifetime) });
   };
+
+  // A console without agent packages: a line would fail at its first download, so none is offered.
+  const release = useAgentUpdates();
+  if (release.data && release.data.served_version === null)
+    return (
+      <div className="note note-warn" role="status" data-testid="no-packages">
+        <p>
+          <strong>This console has no agent packages yet</strong>, so an install command would fail at its first
+          download. On the console's host, run <code>npm run package</code> in the Palisade checkout, or copy a
+          release's files (<code>SHA256SUMS</code> and the <code>palisade-agent</code> files) into the console's agent
+          packages directory (<code>PALISADE_ARTIFACTS_DIR</code>; docs/deploy.md), then reload this page.
+        </p>
+        <p>Meanwhile a server whose agent is already installed can be added by its address below.</p>
+      </div>
+    );
 
   return (
     <div className="stack">
@@ -160,7 +191,7 @@ export function InstallCommand({ products }: { products: ProductChoice[] }) {
                       {t.uses} of {t.max_uses}
                     </td>
                     <td data-label="Expires">
-                      {t.expires_at > Date.now() ? new Date(t.expires_at).toLocaleString() : timeAgo(t.expires_at)}
+                      {t.expires_at > Date.now() ? dateTime(t.expires_at) : timeAgo(t.expires_at)}
                     </td>
                     <td data-label="State">{STATES[t.state]}</td>
                     <td>

@@ -50,9 +50,13 @@ export function ServerHeader({ server }: { server: DashboardServer }) {
         <span className="muted">last check-in {since(server.last_seen, server.as_of)}</span>
         <ConnectionMode connection={server.connection} asOf={server.as_of} />
         {server.agent_outdated ? (
-          <span className="pill pill-warn" title="Run the install line on the server again to upgrade in place">
+          <Link
+            className="pill pill-warn"
+            to="/dashboard/agent-updates"
+            title="Roll out the served version from Agent updates, or run the install line on the server again to upgrade in place"
+          >
             agent {server.agent_version} is outdated
-          </span>
+          </Link>
         ) : null}
       </div>
       {server.tags.length > 0 ? (

@@ -12,6 +12,10 @@ import { TicketStatus } from './ticket-list';
 
 const isStaff = (m: TicketMessage) => m.author_role === 'admin';
 
+/** Who wrote it: the person's name (a team's name for a message from before authors were kept), support marked. */
+const authorText = (m: TicketMessage) =>
+  isStaff(m) ? (m.author_person_id === null ? 'Support' : `${m.author_name} (support)`) : m.author_name;
+
 export function TicketThread({ scope, id }: { scope: TicketScope; id: number }) {
   const query = useTicket(scope, id);
   const reply = useReplyTicket();
@@ -50,8 +54,7 @@ export function TicketThread({ scope, id }: { scope: TicketScope; id: number }) 
               {t.messages.map((m) => (
                 <li key={m.id} className={isStaff(m) ? 'from-staff' : 'from-user'}>
                   <div className="thread-meta">
-                    <strong>{isStaff(m) ? 'Support' : scope === 'admin' ? 'Customer' : 'You'}</strong>{' '}
-                    <span className="muted small">{dateTime(m.created_at)}</span>
+                    <strong>{authorText(m)}</strong> <span className="muted small">{dateTime(m.created_at)}</span>
                   </div>
                   <p className="thread-body">{m.body}</p>
                 </li>

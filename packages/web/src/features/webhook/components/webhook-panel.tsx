@@ -21,8 +21,17 @@ const EVENT_WORDS: Record<string, string> = {
   'ticket.reply': 'Ticket reply',
   'ticket.closed': 'Ticket closed',
   'ticket.reopened': 'Ticket reopened',
+  'alert.fired': 'Alert fired',
+  'alert.repeat': 'Alert still firing',
+  'alert.resolved': 'Alert ended',
+  'alert.test': 'Test alert',
 };
-const eventWords = (kind: string) => (Object.hasOwn(EVENT_WORDS, kind) ? EVENT_WORDS[kind]! : kind);
+/** An event in words; one this list does not know yet, as a phrase made of its name (`agent_update.failed`: "Agent update failed"). */
+const eventWords = (kind: string) => {
+  if (Object.hasOwn(EVENT_WORDS, kind)) return EVENT_WORDS[kind]!;
+  const phrase = kind.replace(/[._]+/g, ' ').trim();
+  return phrase.charAt(0).toUpperCase() + phrase.slice(1);
+};
 
 /** The ticket-notification webhook: URL, its signing secret (shown when set) and the delivery log. */
 export function WebhookPanel() {
