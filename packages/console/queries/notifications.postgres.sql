@@ -21,7 +21,7 @@ SELECT r.* FROM (
         SELECT w.account_id, 0 AS channel_id, w.url, w.secret_enc, NULL AS channel_kind, NULL AS target_enc,
           w.failures,
           (SELECT n.next_attempt_at FROM notifications n
-            WHERE n.account_id = w.account_id AND n.status = 'queued' AND n.next_attempt_at <= $1 AND n.locked_until <= $2 AND n.channel_id + 0 = 0
+            WHERE n.account_id = w.account_id AND n.status = 'queued' AND n.next_attempt_at <= $1 AND n.locked_until <= $2 AND n.channel_id = 0
             ORDER BY n.next_attempt_at LIMIT 1) AS oldest
         FROM account_webhooks w
         UNION ALL

@@ -139,9 +139,9 @@ export async function deliveryCandidates(
     ],
     sql` `,
   );
-  // An account webhook's rows are found by the account's queue index: `channel_id + 0` keeps both
-  // planners off the channel index, where every webhook row of every account shares channel 0.
-  const webhookRows = sql`n.channel_id + 0 = 0`;
+  // An account webhook's rows, by the webhook queue index (account, channel, status, next_attempt_at):
+  // a plain equality the planners estimate from the statistics (migration 0031 says why not `+ 0`).
+  const webhookRows = sql`n.channel_id = 0`;
   // The oldest due row by ORDER BY … LIMIT 1, not min(): an index walk that stops at the first match.
   // `turn`: the endpoint's place within its account; the page takes every account's first before
   // anyone's second, so it holds up to `limit` accounts however many endpoints one of them has due.
