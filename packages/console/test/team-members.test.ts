@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TeamRole } from '@palisade/protocol';
 import { totpCode, totpStep } from '@palisade/protocol/totp';
+import { findListedMember, pageTeamMembers } from '../src/repositories/team-members.repository.js';
+import { hasSecondFactor } from '../src/services/accounts.service.js';
 import {
   createToken,
   dialects,
@@ -11,6 +13,7 @@ import {
   type TestApp,
   type TestUser,
   testApp,
+  uniqueEmail,
 } from './support.js';
 
 for (const dialect of dialects()) {
@@ -311,6 +314,66 @@ for (const dialect of dialects()) {
       assert.deepEqual(
         members.map((m: { two_factor: boolean }) => m.two_factor),
         [true, true],
+      );
+    });
+
+    test('the members list (SQL) and hasSecondFactor (TypeScript) agree on who meets a two-factor requirement', async () => {
+      const owner = await registerUser(t.app, '198.51.100.61');
+      const team = await teamOf(owner);
+      // Every combination of the columns both read. The TOTP columns are written to the row itself:
+      // the API gives no code of ours to a person without a password, but the two must agree on any row.
+      const cases = [
+        { name: 'password', password: true, totp: 'off', meets: false },
+        { name: 'password and TOTP', password: true, totp: 'on', meets: true },
+        { name: 'password, TOTP pending', password: true, totp: 'pending', meets: false },
+        { name: 'single sign-on', password: false, totp: 'off', meets: true },
+        { name: 'single sign-on and TOTP', password: false, totp: 'on', meets: true },
+        { name: 'single sign-on, TOTP pending', password: false, totp: 'pending', meets: true },
+      ] as const;
+      const ids: number[] = [];
+      for (const c of cases) {
+        const { person } = await t.app.services.accounts.createPerson(
+          { email: uniqueEmail('factor'), name: c.name, password: c.password ? 'correct horse battery' : null },
+          async () => undefined,
+        );
+        await t.db
+          .updateTable('people')
+          .set({
+            totp_secret_enc: c.totp === 'on' ? 'sealed secret' : null,
+            totp_enabled_at: c.totp === 'on' ? t.clock.now : null,
+            totp_pending_enc: c.totp === 'pending' ? 'sealed secret' : null,
+          })
+          .where('id', '=', person.id)
+          .execute();
+        await joinTeam(t, team, person, 'viewer');
+        ids.push(person.id);
+      }
+      const filtered = async (twoFactor: boolean) =>
+        (await pageTeamMembers(t.db, team, { twoFactor }, { after: null, limit: 100 })).items.map((m) => Number(m.id));
+      const on = await filtered(true);
+      const off = await filtered(false);
+      const answers = [];
+      for (const [i, c] of cases.entries()) {
+        const id = ids[i]!;
+        const row = await t.db.selectFrom('people').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        const listed = await findListedMember(t.db, team, id);
+        answers.push({
+          case: c.name,
+          typescript: hasSecondFactor(row),
+          listed: Number(listed?.two_factor) === 1,
+          'two_factor=on': on.includes(id),
+          'two_factor=off': !off.includes(id),
+        });
+      }
+      assert.deepEqual(
+        answers,
+        cases.map((c) => ({
+          case: c.name,
+          typescript: c.meets,
+          listed: c.meets,
+          'two_factor=on': c.meets,
+          'two_factor=off': c.meets,
+        })),
       );
     });
 

@@ -1,14 +1,10 @@
 #!/usr/bin/env node
-import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { FINGERPRINT_EXPECTED, normalizeFingerprint } from '@palisade/protocol/agent-address';
 import { isControlPath } from '@palisade/protocol/control';
-import { AgentClient, CONTROL_PATHS } from './agent.js';
+import { CONTROL_PATHS } from './agent.js';
+import { clientsOf, need, positiveId, teamText, UsageError } from './cli-settings.js';
 import { PalisadeError, PalisadeNetworkError } from './errors.js';
-import { SignedClient } from './signed.js';
-import { V1Client } from './v1.js';
 
 /** This CLI's version: its package's (package.json sits two levels above dist/src/cli.js, also in the npm tarball). */
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -53,103 +49,8 @@ Output: tables for people; --json for scripts. --no-retry turns off waiting on 4
 -V, --version prints this CLI's version; -h, --help this text.
 Exit codes: 0 ok, 1 error, 2 usage, 3 authentication, 4 not found, 5 rate limited, 6 unreachable.`;
 
-class UsageError extends Error {}
-
 /** The credential names another team than the one named: the console answered 404 (docs/teams.md). */
 class TeamMismatch extends Error {}
-
-/** One team's credentials in the config file: `teams: {"acme": {id, token, key}}`. */
-interface TeamProfile {
-  id?: number;
-  token?: string;
-  key?: string;
-}
-
-interface Settings {
-  url?: string;
-  token?: string;
-  key?: string;
-  agent_url?: string;
-  agent_key?: string;
-  agent_fingerprint?: string;
-  team?: string | number;
-  teams?: Record<string, TeamProfile>;
-}
-
-const TEAM_ID = /^[1-9][0-9]{0,15}$/;
-
-/** The `teams` profiles must be what the CLI reads: a wrong one is named, not half used. */
-function checkProfiles(teams: unknown, path: string): void {
-  const wrong = (field: string, expected: string) =>
-    new UsageError(`config file ${path}: ${field}: expected ${expected}`);
-  if (teams === undefined) return;
-  if (teams === null || typeof teams !== 'object' || Array.isArray(teams))
-    throw wrong('teams', 'an object of profiles, {"<name>": {"id": 7, "token": "svc_…", "key": "svck_…"}}');
-  for (const [name, profile] of Object.entries(teams)) {
-    if (profile === null || typeof profile !== 'object' || Array.isArray(profile))
-      throw wrong(`teams.${name}`, 'an object with id, token, key');
-    const { id, token, key } = profile as Record<string, unknown>;
-    if (id !== undefined && !(typeof id === 'number' && TEAM_ID.test(String(id))))
-      throw wrong(`teams.${name}.id`, 'a team id (a positive integer)');
-    if (token !== undefined && typeof token !== 'string') throw wrong(`teams.${name}.token`, 'a string');
-    if (key !== undefined && typeof key !== 'string') throw wrong(`teams.${name}.key`, 'a string');
-  }
-}
-
-function readConfigFile(path: string, explicit: boolean): Settings {
-  let mode: number;
-  try {
-    mode = statSync(path).mode;
-  } catch {
-    if (explicit) throw new UsageError(`config file ${path} does not exist`);
-    return {};
-  }
-  if ((mode & 0o077) !== 0) {
-    throw new UsageError(`config file ${path} is readable by others; it holds secrets: run chmod 600 ${path}`);
-  }
-  let settings: Settings;
-  try {
-    settings = JSON.parse(readFileSync(path, 'utf8')) as Settings;
-  } catch (err) {
-    throw new UsageError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
-  }
-  checkProfiles(settings.teams, path);
-  return settings;
-}
-
-/** The team a command acts in: its id when known (sent as X-Palisade-Team) and the profile naming it. */
-interface ChosenTeam {
-  id?: number;
-  profile?: string;
-  credentials?: TeamProfile;
-}
-
-/**
- * `--team` is a profile's name, or a team id: the profile with that `id` when there is one (its
- * credentials), else the other credentials acting in that team.
- */
-function chosenTeam(value: string | undefined, file: Settings, path: string): ChosenTeam {
-  if (value === undefined || value === '') return {};
-  const profiles = file.teams ?? {};
-  const numeric = TEAM_ID.test(value);
-  const profile = Object.hasOwn(profiles, value)
-    ? value
-    : Object.keys(profiles).find((name) => numeric && profiles[name]!.id === Number(value));
-  if (profile !== undefined) {
-    const credentials = profiles[profile]!;
-    const id = credentials.id ?? (numeric ? Number(value) : undefined);
-    return { ...(id !== undefined ? { id } : {}), profile, credentials };
-  }
-  if (numeric) return { id: Number(value) };
-  const names = Object.keys(profiles);
-  throw new UsageError(
-    `--team ${value}: expected a team id (a positive integer) or a profile of ${path} (${names.length ? names.join(', ') : 'it has no "teams"'})`,
-  );
-}
-
-/** How a team is named in messages: `team 7 (profile acme)`. */
-const teamText = (team: ChosenTeam) =>
-  `team ${team.id ?? '?'}${team.profile !== undefined && team.profile !== String(team.id) ? ` (profile ${team.profile})` : ''}`;
 
 function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
@@ -184,11 +85,6 @@ function factText(key: string, value: unknown): string {
 
 const ago = (ms: number) => (ms === 0 ? 'never' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
 
-function positiveId(value: string | undefined, what: string): number {
-  if (!value || !/^[1-9][0-9]{0,15}$/.test(value)) throw new UsageError(`${what}: expected a positive integer`);
-  return Number(value);
-}
-
 const OPTIONS = {
   url: { type: 'string' },
   token: { type: 'string' },
@@ -217,96 +113,6 @@ const OPTIONS = {
 const parseCommandLine = (argv: string[]) =>
   parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
 type Options = ReturnType<typeof parseCommandLine>['values'];
-
-/**
- * Flag, then environment, then the config file: where each setting comes from. A team profile's
- * token and key stand in for the environment's and the file's: naming the team names its credentials.
- */
-function settingsOf(o: Options, env: NodeJS.ProcessEnv) {
-  const configPath =
-    o.config ??
-    env.PALISADE_CONFIG ??
-    join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'palisade', 'config.json');
-  const file = readConfigFile(configPath, Boolean(o.config ?? env.PALISADE_CONFIG));
-  const setting = (flag: string | undefined, name: string, fileValue: string | undefined) =>
-    flag ?? env[name] ?? fileValue;
-  const team = chosenTeam(setting(o.team, 'PALISADE_TEAM', file.team?.toString()), file, configPath);
-  const credential = (flag: string | undefined, name: string, field: 'token' | 'key') =>
-    team.credentials ? (flag ?? team.credentials[field]) : setting(flag, name, file[field]);
-  return {
-    team,
-    configPath,
-    url: setting(o.url, 'PALISADE_URL', file.url),
-    token: credential(o.token, 'PALISADE_TOKEN', 'token'),
-    key: credential(o.key, 'PALISADE_KEY', 'key'),
-    agentUrl: setting(o['agent-url'], 'PALISADE_AGENT_URL', file.agent_url),
-    agentKey: setting(o['agent-key'], 'PALISADE_AGENT_KEY', file.agent_key),
-    agentFingerprint: setting(o['agent-fingerprint'], 'PALISADE_AGENT_FINGERPRINT', file.agent_fingerprint),
-  };
-}
-
-function need(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`${what} is needed for this command`);
-  return value;
-}
-
-/** The three clients, each made only when a command needs it (so a missing setting is named then). */
-function clientsOf(o: Options, env: NodeJS.ProcessEnv) {
-  const s = settingsOf(o, env);
-  const timeoutMs = o.timeout ? positiveId(o.timeout, '--timeout') : undefined;
-  const common = { retryOn429: !o['no-retry'], ...(timeoutMs ? { timeoutMs } : {}) };
-  const consoleUrl = () => need(s.url, '--url (or PALISADE_URL)');
-  const where = (flag: string, name: string, field: string) =>
-    s.team.profile !== undefined
-      ? `${flag} (or "${field}" in the profile teams.${s.team.profile} of ${s.configPath})`
-      : `${flag} (or ${name})`;
-  const token = () => need(s.token, where('--token', 'PALISADE_TOKEN', 'token'));
-  const key = () => need(s.key, where('--key', 'PALISADE_KEY', 'key'));
-  const inTeam = s.team.id !== undefined ? { team: s.team.id } : {};
-  /** Which console credentials a command used, to ask each its own team after a 404. */
-  const used = new Set<'token' | 'signing key'>();
-  return {
-    team: s.team,
-    v1: () => {
-      used.add('token');
-      return new V1Client({ baseUrl: consoleUrl(), token: token(), ...common, ...inTeam });
-    },
-    signed: () => {
-      used.add('signing key');
-      return new SignedClient({ baseUrl: consoleUrl(), key: key(), ...common, ...inTeam });
-    },
-    /**
-     * After a 404 with a team named: the first credential used whose own team is another, and that
-     * team, read from `me` without naming any (docs/api.md, "The CLI"); null when each is in it.
-     */
-    async otherTeam() {
-      if (s.team.id === undefined) return null;
-      for (const what of used) {
-        const me = await (what === 'token'
-          ? new V1Client({ baseUrl: consoleUrl(), token: token(), ...common }).me()
-          : new SignedClient({ baseUrl: consoleUrl(), key: key(), ...common }).me()
-        ).catch(() => null);
-        if (me && me.team.id !== s.team.id) return { what, team: me.team };
-      }
-      return null;
-    },
-    agent: () => {
-      const baseUrl = need(s.agentUrl, '--agent-url (or PALISADE_AGENT_URL)');
-      const key = need(s.agentKey, '--agent-key (or PALISADE_AGENT_KEY)');
-      if (s.agentFingerprint !== undefined) {
-        if (!normalizeFingerprint(s.agentFingerprint))
-          throw new UsageError(`--agent-fingerprint: ${FINGERPRINT_EXPECTED}`);
-        if (!/^https:\/\//i.test(baseUrl)) throw new UsageError('--agent-fingerprint: only for an https agent address');
-      }
-      return new AgentClient({
-        baseUrl,
-        key,
-        ...(s.agentFingerprint !== undefined ? { fingerprint: s.agentFingerprint } : {}),
-        ...common,
-      });
-    },
-  };
-}
 
 interface Command {
   o: Options;

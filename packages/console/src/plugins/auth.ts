@@ -8,7 +8,7 @@ export const SESSION_COOKIE = 'pl_session';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who the request acts as: a person in one team (db/schema.ts, `Actor`); `id` is the team's. */
+    /** Who the request acts as: a person in one team (db/schema-teams.ts, `Actor`); `id` is the team's. */
     account: Actor | null;
     /** The signed-in person's row, on session requests (their password, two-factor, sessions). */
     person: PersonRow | null;

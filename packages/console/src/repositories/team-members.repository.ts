@@ -96,8 +96,9 @@ export async function setSoleTeamsDisabled(db: Database, personId: number, disab
 /**
  * A team's members with what the list shows of each (docs/teams.md, "Members"): role, two-factor
  * (1 when they meet a team's requirement: a code on, or signing in only through the OpenID
- * provider, as accounts.service.ts `hasSecondFactor` counts it), and the last time they used the
- * team (a session acting in it, or one of their tokens there); unordered.
+ * provider, as accounts.service.ts `hasSecondFactor` counts it; packages/console/test/team-members.test.ts
+ * checks the two agree), and the last time they used the team (a session acting in it, or one of
+ * their tokens there); unordered.
  */
 const secondFactor = sql<number>`case when ${sql.ref('people.totp_enabled_at')} is not null or ${sql.ref('people.password_hash')} = '' then 1 else 0 end`;
 

@@ -287,13 +287,13 @@ export function createAccountsService({ db, clock, config, changes }: AccountsDe
     /** Same answer and about the same work for an unknown email, a wrong password and a disabled account. */
     async login(email: string, password: string): Promise<PersonRow> {
       const person = await findPersonByEmail(db, email.toLowerCase());
-      const hasPassword = person !== undefined && person.password_hash !== NO_PASSWORD;
+      const hasPassword = person !== undefined && signInOf(person) === 'password';
       const ok = await verifyPassword(
         password,
         hasPassword ? person.password_hash : await decoyHash(config.passwordCost),
       );
       if (!person) throw new LoginRefused(null, 'unknown email');
-      if (person.password_hash === NO_PASSWORD) throw new LoginRefused(person.id, 'signs in with single sign-on only');
+      if (!hasPassword) throw new LoginRefused(person.id, 'signs in with single sign-on only');
       if (!ok) throw new LoginRefused(person.id, 'wrong password');
       if (person.disabled_at !== null) throw new LoginRefused(person.id, 'disabled account');
       // A hash made before PALISADE_PASSWORD_COST was raised is made again now that the password is known.

@@ -1,0 +1,130 @@
+import type { RequestBodyName } from '../requests/index.js';
+import { type DashboardRoute, paging } from './route.js';
+
+/** The audit log of protection changes, and fleet policies, lists and bans (docs/protection.md, "Fleet policies"). */
+export const protectionRoutes: DashboardRoute[] = [
+  {
+    method: 'get',
+    path: '/api/audit',
+    summary: "The account's audit log: changes made to its servers' protection through the console, newest first",
+    auth: 'session',
+    status: 200,
+    answer: 'auditPage',
+    errors: [400, 401],
+    query: paging,
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/policies',
+    summary: 'The account\'s fleet policies (docs/protection.md, "Fleet policies")',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetPolicies',
+    errors: [401],
+  },
+  {
+    method: 'post',
+    path: '/api/fleet/policies',
+    summary: 'Add a fleet policy: when a server in scope bans an address, the others in scope ban it too',
+    auth: 'session',
+    status: 201,
+    answer: 'fleetPolicy',
+    errors: [400, 401, 403, 404],
+  },
+  {
+    method: 'patch',
+    path: '/api/fleet/policies/{id}',
+    summary: 'Change a fleet policy; servers that leave its scope drop the entries they got from it',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetPolicy',
+    errors: [400, 401, 403, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/fleet/policies/{id}',
+    summary: 'Remove a fleet policy (the bans it propagated stay until they expire or are lifted)',
+    auth: 'session',
+    status: 200,
+    answer: 'deleted',
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/entries',
+    summary:
+      'The fleet blacklist and whitelist entries in force, newest first, a page at a time, with their state counts',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetEntries',
+    errors: [400, 401],
+    query: {
+      list: { description: 'black or white; both without it', schema: { type: 'string', enum: ['black', 'white'] } },
+      ...paging,
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/fleet/entries',
+    summary: 'Add a fleet list entry every server in its scope enforces beside its own lists',
+    auth: 'session',
+    status: 201,
+    answer: 'fleetEntry',
+    errors: [400, 401, 403, 404, 409],
+  },
+  {
+    method: 'delete',
+    path: '/api/fleet/entries/{id}',
+    summary: 'Lift one fleet entry from every server that holds it; answers the servers that have not dropped it yet',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetEntryLifted',
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/servers/{id}/bans',
+    summary: "A server's reported bans: the rate it is held to, and the bans refused, by reason",
+    auth: 'session',
+    status: 200,
+    answer: 'fleetServerBans',
+    errors: [401, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/addresses',
+    summary: 'Which servers block an address through the fleet, since when and why',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetAddress',
+    errors: [400, 401],
+    query: { ip: { description: 'one IP address or CIDR', schema: { type: 'string' }, required: true } },
+  },
+  {
+    method: 'delete',
+    path: '/api/fleet/addresses',
+    summary:
+      'Lift an address everywhere: every fleet blacklist entry holding it, on every server; answers the servers that have not dropped it yet',
+    auth: 'session',
+    status: 200,
+    answer: 'fleetLifted',
+    errors: [400, 401, 403],
+    query: { ip: { description: 'one IP address or CIDR', schema: { type: 'string' }, required: true } },
+  },
+  {
+    method: 'get',
+    path: '/api/fleet/trends',
+    summary: "Each server's figures now and its CPU over the last hour, for the fleet table",
+    auth: 'session',
+    status: 200,
+    answer: 'fleetTrends',
+    errors: [401],
+  },
+];
+
+/** The body each write of this area takes, by `<method> <path>` (schemas in packages/protocol/src/requests). */
+export const protectionRequestBodies: Record<string, RequestBodyName> = {
+  'post /api/fleet/policies': 'FleetPolicy',
+  'patch /api/fleet/policies/{id}': 'FleetPolicy',
+  'post /api/fleet/entries': 'FleetEntry',
+};
