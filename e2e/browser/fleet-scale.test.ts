@@ -92,17 +92,35 @@ const clickSort = (column: string) =>
 const sortedBy = (name: string) =>
   `(document.querySelector('table.fleet caption')?.textContent ?? '').includes('sorted by ${name}')`;
 
-/** Sort and filter timings at this fleet size, printed (the bars: under 100 ms at 200, 300 ms at 2,000). */
+/** Rounds of each timing: the figure is the median (one round can meet a garbage collection or a timer). */
+const TIMING_ROUNDS = 5;
+
+/**
+ * Sort and filter timings at this fleet size, printed as each action's median and slowest of
+ * TIMING_ROUNDS (the bars: under 100 ms at 200, 300 ms at 2,000; docs/dashboard.md, "Fleet").
+ */
 async function measure(page: Page, count: number) {
   const worker = count / 4;
-  const figures = {
-    sort_cpu_ms: await timed(page, clickSort('CPU'), sortedBy('CPU')),
-    sort_name_ms: await timed(page, clickSort('Server'), sortedBy('name')),
-    filter_ms: await timed(page, typeInFilter('worker-eu-west'), statusSays(`${worker} of ${count} servers`)),
-    clear_ms: await timed(page, typeInFilter(''), statusSays(`${count} of ${count} servers`)),
+  const rounds: Record<'sort_cpu_ms' | 'sort_name_ms' | 'filter_ms' | 'clear_ms', number[]> = {
+    sort_cpu_ms: [],
+    sort_name_ms: [],
+    filter_ms: [],
+    clear_ms: [],
   };
-  console.log(`fleet table at ${count} servers: ${JSON.stringify(figures)}`);
-  return figures;
+  for (let i = 0; i < TIMING_ROUNDS; i++) {
+    rounds.sort_cpu_ms.push(await timed(page, clickSort('CPU'), sortedBy('CPU')));
+    rounds.sort_name_ms.push(await timed(page, clickSort('Server'), sortedBy('name')));
+    rounds.filter_ms.push(
+      await timed(page, typeInFilter('worker-eu-west'), statusSays(`${worker} of ${count} servers`)),
+    );
+    rounds.clear_ms.push(await timed(page, typeInFilter(''), statusSays(`${count} of ${count} servers`)));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const figures = Object.fromEntries(
+    Object.entries(rounds).map(([k, xs]) => [k, { median: median(xs), slowest: Math.max(...xs) }]),
+  );
+  console.log(`fleet table at ${count} servers (median and slowest of ${TIMING_ROUNDS}): ${JSON.stringify(figures)}`);
+  return Object.values(rounds).flat();
 }
 
 describe('the fleet table at 200 servers', { skip: skip ?? false }, () => {

@@ -4,6 +4,7 @@ import { Link, useSearchParams } from 'react-router';
 import { ConfirmButton } from '../../../components/buttons';
 import { Empty, ErrorNote, StatusLine } from '../../../components/states';
 import { dateTime, timeAgo } from '../../../lib/format';
+import { compareNames } from '../../../lib/names';
 import { useMutation } from '../../../lib/query';
 import { cancelRollout } from '../api/agent-updates';
 import { minutesText, RolloutStatePill, SERVER_STATE_ORDER, SERVER_STATES, ServerStatePill, servers } from './labels';
@@ -100,7 +101,7 @@ function ServersTable({ rollout, list }: { rollout: Rollout; list: RolloutServer
     () =>
       list
         .filter((s) => view.state === null || s.state === view.state)
-        .sort((a, b) => a.wave - b.wave || a.name.localeCompare(b.name, undefined, { numeric: true })),
+        .sort((a, b) => a.wave - b.wave || compareNames(a.name, b.name)),
     [list, view.state],
   );
   const pages = Math.max(1, Math.ceil(shown.length / ROLLOUT_PAGE_SIZE));

@@ -4,6 +4,7 @@ import { TextField } from '../../../components/field';
 import { PageNav } from '../../../components/pager';
 import { Empty, ErrorNote, QueryView } from '../../../components/states';
 import { dateTime } from '../../../lib/format';
+import { compareNames } from '../../../lib/names';
 import { useDeleteMute } from '../api/delete-mute';
 import { useAlertMutes } from '../api/get-mutes';
 import { useRuleServers } from '../api/get-rule-servers';
@@ -38,8 +39,7 @@ export function MutesPanel() {
                 .filter((s) => !needle || s.label.toLowerCase().includes(needle))
                 .sort(
                   (a, b) =>
-                    Number(mutedUntil.has(b.id)) - Number(mutedUntil.has(a.id)) ||
-                    a.label.localeCompare(b.label, undefined, { numeric: true }),
+                    Number(mutedUntil.has(b.id)) - Number(mutedUntil.has(a.id)) || compareNames(a.label, b.label),
                 )}
               total={data.servers.length}
               page={page}

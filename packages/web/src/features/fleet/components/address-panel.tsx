@@ -6,6 +6,7 @@ import { PageNav } from '../../../components/pager';
 import { ErrorNote } from '../../../components/states';
 import { errorText } from '../../../lib/api';
 import { dateTime } from '../../../lib/format';
+import { compareNames } from '../../../lib/names';
 import { liftEverywhere, lookUpFleetAddress } from '../api/fleet';
 import { whyWords } from './lists-panel';
 
@@ -43,8 +44,7 @@ function EntryServers({ entry }: { entry: AddressEntry }) {
         .map((s) => ({ ...s, standing: standingOf(s, entry.list) }))
         .sort(
           (a, b) =>
-            STANDINGS.indexOf(a.standing) - STANDINGS.indexOf(b.standing) ||
-            a.server_name.localeCompare(b.server_name, undefined, { numeric: true }),
+            STANDINGS.indexOf(a.standing) - STANDINGS.indexOf(b.standing) || compareNames(a.server_name, b.server_name),
         ),
     [entry],
   );
