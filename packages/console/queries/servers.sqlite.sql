@@ -42,3 +42,17 @@ update "servers" set "id" = ?, "account_id" = ?, "created_at" = ?, "name" = ?, "
 
 -- updateServersAfterCheckin
 update "servers" set "hostname" = ?, "public_ip" = ?, "facts" = ?, "agent_version" = ?, "last_seen" = ?, "latest_sample" = ?, "score_base" = ?, "score_base_total" = ?, "score_window_mark" = ?, "attacks_active" = ? where "id" = ?;
+
+-- updateServersStillMarked
+WITH first AS (/* sql argument */ select 1), also AS (/* sql argument */ select 1),
+      locked AS MATERIALIZED (SELECT id, score_window_mark FROM servers
+        WHERE id = any(?::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+    UPDATE servers AS s SET hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
+      attacks_active = v.attacks_active
+    FROM json_to_recordset(?::json) AS v(id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer, expected_mark bigint), locked AS l
+    WHERE s.id = v.id AND l.id = v.id AND l.score_window_mark = v.expected_mark
+    RETURNING s.id;
