@@ -1,7 +1,8 @@
 import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
-import type { Database, ServersTable } from '../db/schema.js';
+import type { Database, SamplesTable, ServersTable } from '../db/schema.js';
 import { runCompiled, runPreparedOnPostgres } from './compiled.js';
 import { isPostgres, listParameter, oneOf } from './dialect.js';
+import { insertSamples, samplesInsertion } from './samples.repository.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -134,7 +135,7 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
 
 /**
  * A group of check-ins in one statement (PostgreSQL), for servers whose score windows the writer
- * keeps (services/checkin-writer.ts): `first` (the group's sample INSERT), then each server's row,
+ * keeps (services/checkin-writer.ts): its `samples`, then each server's row,
  * only where the row still carries `expected_mark`, the mark the kept window was written with (a
  * compare-and-set: the windows were computed from the kept samples before the statement). The rows
  * are locked in id order first, as lockScoreWindowMarks() locks them; `also`, a statement that
@@ -144,12 +145,12 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
 export async function updateServersStillMarked(
   db: Database,
   rows: (CheckinFields & { expected_mark: number })[],
-  first: RawBuilder<unknown>,
+  samples: Insertable<SamplesTable>[],
   also: RawBuilder<unknown> | null,
 ): Promise<Set<number>> {
   const updated = await runPreparedOnPostgres(
     db,
-    sql<{ id: number }>`WITH first AS (${first}),${also ? sql` also AS (${also}),` : sql``}
+    sql<{ id: number }>`WITH first AS (${samplesInsertion(samples)}),${also ? sql` also AS (${also}),` : sql``}
       locked AS MATERIALIZED (SELECT id, score_window_mark FROM servers
         WHERE id = any(${rows.map((r) => r.id)}::bigint[]) ORDER BY id FOR NO KEY UPDATE)
     UPDATE servers AS s SET ${CHECKIN_SET}
@@ -165,19 +166,19 @@ export async function updateServersStillMarked(
  * group's transaction after its samples are inserted. On PostgreSQL the rows are locked, in id order,
  * so no other process's check-in of these servers commits between this read and the group's UPDATE
  * (FOR NO KEY UPDATE, the lock that UPDATE takes: it does not wait for the key-share locks of
- * other transactions' sample inserts). There, `first` (the group's INSERT) runs in the same
- * statement, which saves a round trip; SQLite runs it before.
+ * other transactions' sample inserts). There the group's `samples` are inserted in the same
+ * statement, which saves a round trip; SQLite inserts them before.
  */
 export async function lockScoreWindowMarks(
   db: Database,
   ids: number[],
-  first: { pg: RawBuilder<unknown>; sqlite: () => Promise<void> },
+  samples: Insertable<SamplesTable>[],
 ): Promise<Map<number, number | null>> {
-  if (!isPostgres(db)) await first.sqlite();
+  if (!isPostgres(db)) await insertSamples(db, samples);
   const rows = isPostgres(db)
     ? await runPreparedOnPostgres(
         db,
-        sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${first.pg})
+        sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${samplesInsertion(samples)})
           SELECT id, score_window_mark FROM servers
           WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
       )

@@ -1,12 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 import { parseJson } from '../json.js';
-import {
-  insertSamples,
-  type ScoreWindowRow,
-  samplesInsertion,
-  scoreWindows,
-} from '../repositories/samples.repository.js';
+import { type ScoreWindowRow, scoreWindows } from '../repositories/samples.repository.js';
 import { lockScoreWindowMarks } from '../repositories/servers.repository.js';
 import type { ScoreSample } from './score.js';
 
@@ -138,7 +133,7 @@ export function createScoreWindows() {
       const marks = await lockScoreWindowMarks(
         trx,
         requests.map((r) => r.serverId),
-        { pg: samplesInsertion(samples), sqlite: () => insertSamples(trx, samples) },
+        samples,
       );
       const windows = new Map<number, ScoreSample[]>();
       const unknown: WindowRequest[] = [];

@@ -1,7 +1,7 @@
 import type { Insertable, RawBuilder } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 import { isPostgres } from '../repositories/dialect.js';
-import { rawSampleTimes, samplesInsertion } from '../repositories/samples.repository.js';
+import { rawSampleTimes } from '../repositories/samples.repository.js';
 import {
   type CheckinFields,
   updateServersAfterCheckin,
@@ -171,7 +171,7 @@ export function createCheckinWriter(db: Database, { announce }: CheckinWriterOpt
     const written = await updateServersStillMarked(
       on,
       updates.map((u) => ({ ...u, expected_mark: expected.get(u.id)! })),
-      samplesInsertion(rows),
+      rows,
       message,
     );
     counts.keptGroups += 1;
