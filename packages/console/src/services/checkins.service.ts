@@ -139,7 +139,7 @@ export function createCheckinsService({
       });
       // After the commit, side by side: each is batched over the check-ins of a turn, so together
       // they cost one turn and, on PostgreSQL, one round trip instead of four in a row
-      // (docs/decisions.md, "Check-ins are group-committed").
+      // (docs/decisions.md, "One statement a group on PostgreSQL").
       const [, bans, jobs, update] = await Promise.all([
         announced ? changes.announced(server.account_id) : changes.changed(server.account_id, 'data'),
         checkedIn(server, input.bans ?? []),
