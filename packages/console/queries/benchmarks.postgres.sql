@@ -17,7 +17,7 @@ select "id", "label", "status", "score_cpu", "score_disk", "score_network", "sco
 select * from "benchmark_runs" where "server_id" = $1 order by "created_at" desc, "id" desc limit $2;
 
 -- runsToHandOut
-select * from "benchmark_runs" where "server_id" = any($1::bigint[]) and "status" = $2 and ("handed_at" is null or "handed_at" < $3) order by "id";
+select "id", "server_id", "label" from "benchmark_runs" where "server_id" = any($1::bigint[]) and "status" = $2 and ("handed_at" is null or "handed_at" < $3) order by "id";
 
 -- staleRuns
 select "id", "status" from "benchmark_runs" where (("status" = $1 and "created_at" < $2) or ("status" = $3 and "updated_at" < $4));

@@ -17,7 +17,7 @@ select "id", "label", "status", "score_cpu", "score_disk", "score_network", "sco
 select * from "benchmark_runs" where "server_id" = ? order by "created_at" desc, "id" desc limit ?;
 
 -- runsToHandOut
-select * from "benchmark_runs" where "server_id" in (select value from json_each(?)) and "status" = ? and ("handed_at" is null or "handed_at" < ?) order by "id";
+select "id", "server_id", "label" from "benchmark_runs" where "server_id" in (select value from json_each(?)) and "status" = ? and ("handed_at" is null or "handed_at" < ?) order by "id";
 
 -- staleRuns
 select "id", "status" from "benchmark_runs" where (("status" = ? and "created_at" < ?) or ("status" = ? and "updated_at" < ?));

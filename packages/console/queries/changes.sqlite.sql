@@ -7,3 +7,7 @@ select "n" from "change_counter" where "id" = ?;
 -- publishChange
 with bumped as (update change_counter set n = n + 1 where id = 1 returning n)
     select n, pg_notify(?, n::text || ' ' || ?) from bumped;
+
+-- publishChangeWith
+update change_counter set n = n + 1 where id = 1
+    returning pg_notify(?, n::text || ' ' || ?);

@@ -32,9 +32,10 @@ select * from "servers" where "last_seen" > $1 order by coalesce(last_call_ok_at
 select "id", "name", "hostname", "last_seen", "public_ip", "score_base_total", "attacks_active", "last_call_ok_at", "last_call_error_at", "last_call_error", "tags" from "servers" where "account_id" = $1 order by "id";
 
 -- lockScoreWindowMarks
-WITH first AS (/* sql argument */ select 1)
+WITH first AS (INSERT INTO samples (server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra)
+    SELECT server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra FROM json_to_recordset($1::json) AS v(server_id bigint, resolution text, ts bigint, cpu_pct real, mem_used_mb real, mem_total_mb real, disk_used_pct real, load1 real, rx_bps real, tx_bps real, extra text))
           SELECT id, score_window_mark FROM servers
-          WHERE id = any($1::bigint[]) ORDER BY id FOR NO KEY UPDATE;
+          WHERE id = any($2::bigint[]) ORDER BY id FOR NO KEY UPDATE;
 
 -- serverFactsText
 select "facts" from "servers" where "id" = $1;
@@ -43,8 +44,7 @@ select "facts" from "servers" where "id" = $1;
 update "servers" set "id" = $1, "account_id" = $2, "created_at" = $3, "name" = $4, "tags" = $5, "product_id" = $6, "api_url" = $7, "api_key_enc" = $8, "hostname" = $9, "public_ip" = $10, "facts" = $11, "agent_version" = $12, "daemon_token_hash" = $13, "last_seen" = $14, "latest_sample" = $15, "score_base" = $16, "score_base_total" = $17, "score_window_mark" = $18, "tls_fingerprint" = $19, "last_call_ok_at" = $20, "last_call_error_at" = $21, "last_call_error" = $22, "attacks_active" = $23, "connect" = $24 where "id" = $25;
 
 -- updateServersAfterCheckin
-UPDATE servers AS s SET
-      hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+UPDATE servers AS s SET hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
       last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
       score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
       attacks_active = v.attacks_active
@@ -52,3 +52,18 @@ UPDATE servers AS s SET
       facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
       score_base_total integer, score_window_mark bigint, attacks_active integer)
     WHERE s.id = v.id;
+
+-- updateServersStillMarked
+WITH first AS (INSERT INTO samples (server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra)
+    SELECT server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra FROM json_to_recordset($1::json) AS v(server_id bigint, resolution text, ts bigint, cpu_pct real, mem_used_mb real, mem_total_mb real, disk_used_pct real, load1 real, rx_bps real, tx_bps real, extra text)), also AS (/* sql argument */ select 1),
+      locked AS MATERIALIZED (SELECT id, score_window_mark FROM servers
+        WHERE id = any($2::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+    UPDATE servers AS s SET hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
+      attacks_active = v.attacks_active
+    FROM json_to_recordset($3::json) AS v(id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer, expected_mark bigint), locked AS l
+    WHERE s.id = v.id AND l.id = v.id AND l.score_window_mark = v.expected_mark
+    RETURNING s.id;

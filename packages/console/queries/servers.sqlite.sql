@@ -32,6 +32,7 @@ select * from "servers" where "last_seen" > ? order by coalesce(last_call_ok_at,
 select "id", "name", "hostname", "last_seen", "public_ip", "score_base_total", "attacks_active", "last_call_ok_at", "last_call_error_at", "last_call_error", "tags" from "servers" where "account_id" = ? order by "id";
 
 -- lockScoreWindowMarks
+insert into "samples" ("server_id", "resolution", "ts", "cpu_pct", "mem_used_mb", "mem_total_mb", "disk_used_pct", "load1", "rx_bps", "tx_bps", "extra") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 select "id", "score_window_mark" from "servers" where "id" in (select value from json_each(?));
 
 -- serverFactsText
@@ -42,3 +43,18 @@ update "servers" set "id" = ?, "account_id" = ?, "created_at" = ?, "name" = ?, "
 
 -- updateServersAfterCheckin
 update "servers" set "hostname" = ?, "public_ip" = ?, "facts" = ?, "agent_version" = ?, "last_seen" = ?, "latest_sample" = ?, "score_base" = ?, "score_base_total" = ?, "score_window_mark" = ?, "attacks_active" = ? where "id" = ?;
+
+-- updateServersStillMarked
+WITH first AS (INSERT INTO samples (server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra)
+    SELECT server_id, resolution, ts, cpu_pct, mem_used_mb, mem_total_mb, disk_used_pct, load1, rx_bps, tx_bps, extra FROM json_to_recordset(?::json) AS v(server_id bigint, resolution text, ts bigint, cpu_pct real, mem_used_mb real, mem_total_mb real, disk_used_pct real, load1 real, rx_bps real, tx_bps real, extra text)), also AS (/* sql argument */ select 1),
+      locked AS MATERIALIZED (SELECT id, score_window_mark FROM servers
+        WHERE id = any(?::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+    UPDATE servers AS s SET hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
+      attacks_active = v.attacks_active
+    FROM json_to_recordset(?::json) AS v(id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer, expected_mark bigint), locked AS l
+    WHERE s.id = v.id AND l.id = v.id AND l.score_window_mark = v.expected_mark
+    RETURNING s.id;

@@ -24,6 +24,7 @@ const payload = (hostname: string, ts: number, cpu: number, past?: unknown[]) =>
 /** A write as the check-ins service hands it over (services/checkins.service.ts). */
 const write = (serverId: number, ts: number, cpu: number) => ({
   serverId,
+  accountId: 0,
   sample: {
     ts,
     cpu_pct: cpu,
@@ -50,6 +51,7 @@ const write = (serverId: number, ts: number, cpu: number) => ({
 
 for (const dialect of dialects()) {
   describe(`check-ins written together (${dialect})`, () => {
+    const isPostgresDialect = dialect === 'postgres';
     let t: TestApp;
     let owner: TestUser;
     before(async () => {
@@ -181,6 +183,56 @@ for (const dialect of dialects()) {
       await a.write(write(serverId, ts + 4000, 100));
       // 70, 70, 100, 70, 100: 82 %.
       assert.equal(await cpuPoints(serverId), Math.round((200 * (100 - 82)) / 30));
+    });
+
+    test('with its windows kept, a group is one statement; a row another process wrote is written after it', async () => {
+      const servers = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => enrolledTestServer(t.app, owner, { name: `one-statement-${i}` })),
+      );
+      const [x, y, z] = servers.map((s) => s.serverId) as [number, number, number];
+      const a = createCheckinWriter(t.db);
+      const b = createCheckinWriter(t.db);
+      const ts = t.clock.now + 400_000;
+      // First check-ins: no window kept yet, so the group is the transaction that reads them.
+      await Promise.all([a.write(write(x, ts, 70)), a.write(write(y, ts, 70)), a.write(write(z, ts, 70))]);
+      assert.deepEqual(a.stats(), { keptGroups: 0, rowsLeft: 0 });
+      // Another process writes y; then a group of x (twice), y and z: one statement, which leaves y's
+      // row to the transaction after it (y's mark is b's), and stores each sample once.
+      await b.write(write(y, ts + 1000, 100));
+      await Promise.all([
+        a.write(write(x, ts + 2000, 100)),
+        a.write(write(x, ts + 3000, 100)),
+        a.write(write(y, ts + 2000, 70)),
+        a.write(write(z, ts + 2000, 100)),
+      ]);
+      assert.deepEqual(a.stats(), isPostgresDialect ? { keptGroups: 1, rowsLeft: 1 } : { keptGroups: 0, rowsLeft: 0 });
+      assert.deepEqual(
+        (await samplesOf(x)).map(([at]) => at),
+        [ts, ts + 2000, ts + 3000],
+      );
+      assert.deepEqual(
+        (await samplesOf(y)).map(([at]) => at),
+        [ts, ts + 1000, ts + 2000],
+      );
+      // x: 70, 100, 100 average 90 %; y: 70, 100, 70 average 80 %; z: 70, 100 average 85 %.
+      const points = (meanCpu: number) => Math.round((200 * (100 - meanCpu)) / 30);
+      assert.equal(await cpuPoints(x), points(90));
+      assert.equal(await cpuPoints(y), points(80));
+      assert.equal(await cpuPoints(z), points(85));
+      const lastSeen = async (id: number) =>
+        Number(
+          (await t.db.selectFrom('servers').select('last_seen').where('id', '=', id).executeTakeFirstOrThrow())
+            .last_seen,
+        );
+      assert.deepEqual([await lastSeen(x), await lastSeen(y), await lastSeen(z)], [ts + 3000, ts + 2000, ts + 2000]);
+      // y's window is a's again: the next group of all three is one statement that writes every row.
+      await Promise.all([
+        a.write(write(x, ts + 4000, 70)),
+        a.write(write(y, ts + 4000, 70)),
+        a.write(write(z, ts + 4000, 70)),
+      ]);
+      assert.deepEqual(a.stats(), isPostgresDialect ? { keptGroups: 2, rowsLeft: 1 } : { keptGroups: 0, rowsLeft: 0 });
+      assert.equal(await cpuPoints(y), points(77.5));
     });
 
     test('a score from a kept window is the one the stored samples give, to the last bit', async () => {

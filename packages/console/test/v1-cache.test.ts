@@ -252,6 +252,47 @@ for (const dialect of dialects()) {
       });
 
       if (dialect === 'postgres') {
+        test(`a check-in on one process changes the other's next answer, its message sent with its group or after it (${transport})`, async () => {
+          const { database, reader, writer, close } = await twoProcesses(dialect, transport);
+          try {
+            await reader.services.catalog.seed();
+            const user = await registerUser(writer);
+            const token = await createToken(writer, user);
+            const { serverId, daemon } = await enrolledTestServer(writer, user);
+            const { account_id: accountId } = await database.db
+              .selectFrom('servers')
+              .select('account_id')
+              .where('id', '=', serverId)
+              .executeTakeFirstOrThrow();
+            const checkin = async (hostname: string) => {
+              const res = await writer.inject({
+                method: 'POST',
+                url: '/api/agent/checkin',
+                headers: { ...bearer(daemon), 'content-type': 'application/json' },
+                payload: JSON.stringify(checkinBody(Date.now(), hostname)),
+              });
+              assert.equal(res.statusCode, 200, res.body);
+            };
+            // The first check-in reads the server's score window: a transaction, its message after it.
+            await checkin('first.example.net');
+            assert.equal((await list(reader, token)).servers[0].hostname, 'first.example.net');
+            assert.equal((await list(reader, token)).servers[0].hostname, 'first.example.net', 'from memory');
+            // The next one is written in one statement; on the database transport its message is part of it.
+            const heard: (number | null)[] = [];
+            reader.services.coherence.onChange((accountId) => heard.push(accountId));
+            const before = writer.services.checkins.writerStats().keptGroups;
+            await checkin('second.example.net');
+            assert.equal(writer.services.checkins.writerStats().keptGroups, before + 1, 'one statement');
+            assert.equal((await list(reader, token)).servers[0].hostname, 'second.example.net');
+            const deadline = Date.now() + 10_000;
+            while (!heard.includes(Number(accountId)) && Date.now() < deadline)
+              await new Promise((r) => setTimeout(r, 20));
+            assert.ok(heard.includes(Number(accountId)), `the reader heard of the account: ${JSON.stringify(heard)}`);
+          } finally {
+            await close();
+          }
+        });
+
         test(`many changes at once go out in few messages, and every account reaches the other process (${transport})`, async () => {
           const { reader, writer, close } = await twoProcesses(dialect, transport);
           try {

@@ -7,6 +7,7 @@ import type { ConsoleConfig } from '../config.js';
 import { sqliteOptions } from '../packaged.js';
 import { type Dialect, migrationProvider, RENAMED_MIGRATIONS } from './migrations/index.js';
 import { ScopedPostgresDialect } from './postgres-introspector.js';
+import { withPreparedStatements } from './prepared-statements.js';
 import type { Database, DB } from './schema.js';
 
 // PostgreSQL's bigint (epoch ms, counts) arrives as a string by default; every value we store fits a double.
@@ -123,7 +124,7 @@ export async function openDatabase(config: DatabaseSettings, options: { upTo?: s
       max: 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
-    db = new Kysely<DB>({ dialect: new ScopedPostgresDialect({ pool }) });
+    db = new Kysely<DB>({ dialect: new ScopedPostgresDialect({ pool: withPreparedStatements(pool) }) });
   } else {
     dialect = 'sqlite';
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });

@@ -51,7 +51,6 @@ export async function findActiveRun(db: Database, serverId: number) {
     .executeTakeFirst();
 }
 
-/** Pending runs whose token was never handed out, or handed out before `handedBefore` without a start. */
 /** The pending runs of `serverIds` not handed out since `handedBefore`, by server (asked at check-ins). */
 export async function runsToHandOut(db: Database, serverIds: number[], handedBefore: number) {
   // Once a turn on the check-in path: compiled once (compiled.ts).
@@ -61,14 +60,15 @@ export async function runsToHandOut(db: Database, serverIds: number[], handedBef
     (d, p) =>
       d
         .selectFrom('benchmark_runs')
-        .selectAll()
+        // The columns a hand-out needs, named: a statement without `*` is prepared on PostgreSQL.
+        .select(['id', 'server_id', 'label'])
         .where(oneOf(d, 'server_id', p.serverIds, 'bigint'))
         .where('status', '=', p.pending)
         .where((eb) => eb.or([eb('handed_at', 'is', null), eb('handed_at', '<', p.handedBefore)]))
         .orderBy('id'),
     { serverIds: listParameter(db, serverIds), pending: 'pending' as const, handedBefore },
   );
-  const byServer = new Map<number, BenchmarkRunRow[]>();
+  const byServer = new Map<number, (typeof rows)[number][]>();
   for (const row of rows) byServer.set(Number(row.server_id), [...(byServer.get(Number(row.server_id)) ?? []), row]);
   return byServer;
 }

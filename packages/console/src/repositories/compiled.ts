@@ -1,6 +1,8 @@
-import { type Compilable, CompiledQuery } from 'kysely';
+import { type Compilable, CompiledQuery, type RawBuilder } from 'kysely';
 import { runInSqliteTransaction } from '../db/database.js';
+import { prepareOnPostgres } from '../db/prepared-statements.js';
 import type { Database } from '../db/schema.js';
+import { isPostgres } from './dialect.js';
 
 /** A query compiled once: its SQL and, for each of its parameter positions, the name bound there. */
 interface Compiled {
@@ -53,6 +55,7 @@ export async function runCompiled<Row, P extends Record<string, unknown>>(
   if (compiled === undefined) {
     compiled = compileNamed(db, name, build, Object.keys(parameters));
     byName.set(name, compiled);
+    if (isPostgres(db)) prepareOnPostgres(compiled.sql);
   }
   const values = new Array<unknown>(compiled.names.length);
   for (let i = 0; i < values.length; i++) values[i] = parameters[compiled.names[i]!];
@@ -61,6 +64,16 @@ export async function runCompiled<Row, P extends Record<string, unknown>>(
   if (direct !== undefined) return direct as Row[];
   const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, values));
   return result.rows;
+}
+
+/**
+ * A statement of fixed text (only its parameters vary) as a prepared statement on PostgreSQL
+ * (db/prepared-statements.ts): for the raw statements of the check-in path.
+ */
+export async function runPreparedOnPostgres<Row>(db: Database, query: RawBuilder<Row>): Promise<Row[]> {
+  const compiled = query.compile(db);
+  prepareOnPostgres(compiled.sql);
+  return (await db.executeQuery(compiled)).rows;
 }
 
 /** Compiles `build` with a placeholder for each of `names` and maps each parameter position to its name. */

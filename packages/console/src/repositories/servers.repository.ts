@@ -1,7 +1,8 @@
 import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
-import type { Database, ServersTable } from '../db/schema.js';
-import { runCompiled } from './compiled.js';
+import type { Database, SamplesTable, ServersTable } from '../db/schema.js';
+import { runCompiled, runPreparedOnPostgres } from './compiled.js';
 import { isPostgres, listParameter, oneOf } from './dialect.js';
+import { insertSamples, samplesInsertion } from './samples.repository.js';
 
 /** The columns a server list needs, and no more: lists are the hottest read. */
 export async function listServerSummaries(db: Database, accountId: number) {
@@ -67,6 +68,16 @@ export type CheckinFields = Required<
   >
 > & { id: number };
 
+/** The columns a check-in sets on its server's row, as json_to_recordset() reads them (PostgreSQL). */
+const CHECKIN_SET =
+  sql.raw(`hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
+      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
+      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
+      attacks_active = v.attacks_active`);
+const CHECKIN_RECORD = sql.raw(`id bigint, hostname text, public_ip text,
+      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
+      score_base_total integer, score_window_mark bigint, attacks_active integer`);
+
 /**
  * The rows of a group of check-ins (one per server): on PostgreSQL one UPDATE … FROM unnest(…)
  * whatever the group's size, a round trip instead of one per server; on SQLite, whose statements
@@ -114,15 +125,40 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
   if (rows.length === 0) return;
   // The rows as one JSON parameter: JSON.stringify is native, where the driver would escape each
   // element of eleven arrays in JavaScript.
-  await sql`UPDATE servers AS s SET
-      hostname = v.hostname, public_ip = v.public_ip, facts = v.facts, agent_version = v.agent_version,
-      last_seen = v.last_seen, latest_sample = v.latest_sample, score_base = v.score_base,
-      score_base_total = v.score_base_total, score_window_mark = v.score_window_mark,
-      attacks_active = v.attacks_active
-    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v(id bigint, hostname text, public_ip text,
-      facts text, agent_version text, last_seen bigint, latest_sample text, score_base text,
-      score_base_total integer, score_window_mark bigint, attacks_active integer)
-    WHERE s.id = v.id`.execute(db);
+  await runPreparedOnPostgres(
+    db,
+    sql`UPDATE servers AS s SET ${CHECKIN_SET}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v(${CHECKIN_RECORD})
+    WHERE s.id = v.id`,
+  );
+}
+
+/**
+ * A group of check-ins in one statement (PostgreSQL), for servers whose score windows the writer
+ * keeps (services/checkin-writer.ts): its `samples`, then each server's row,
+ * only where the row still carries `expected_mark`, the mark the kept window was written with (a
+ * compare-and-set: the windows were computed from the kept samples before the statement). The rows
+ * are locked in id order first, as lockScoreWindowMarks() locks them; `also`, a statement that
+ * commits with them (the change message). Answers the servers updated; the others' rows are left as
+ * they were, their samples stored.
+ */
+export async function updateServersStillMarked(
+  db: Database,
+  rows: (CheckinFields & { expected_mark: number })[],
+  samples: Insertable<SamplesTable>[],
+  also: RawBuilder<unknown> | null,
+): Promise<Set<number>> {
+  const updated = await runPreparedOnPostgres(
+    db,
+    sql<{ id: number }>`WITH first AS (${samplesInsertion(samples)}),${also ? sql` also AS (${also}),` : sql``}
+      locked AS MATERIALIZED (SELECT id, score_window_mark FROM servers
+        WHERE id = any(${rows.map((r) => r.id)}::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+    UPDATE servers AS s SET ${CHECKIN_SET}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v(${CHECKIN_RECORD}, expected_mark bigint), locked AS l
+    WHERE s.id = v.id AND l.id = v.id AND l.score_window_mark = v.expected_mark
+    RETURNING s.id`,
+  );
+  return new Set(updated.map((r) => Number(r.id)));
 }
 
 /**
@@ -130,21 +166,22 @@ export async function updateServersAfterCheckin(db: Database, rows: CheckinField
  * group's transaction after its samples are inserted. On PostgreSQL the rows are locked, in id order,
  * so no other process's check-in of these servers commits between this read and the group's UPDATE
  * (FOR NO KEY UPDATE, the lock that UPDATE takes: it does not wait for the key-share locks of
- * other transactions' sample inserts). There, `first` (the group's INSERT) runs in the same
- * statement, which saves a round trip; SQLite runs it before.
+ * other transactions' sample inserts). There the group's `samples` are inserted in the same
+ * statement, which saves a round trip; SQLite inserts them before.
  */
 export async function lockScoreWindowMarks(
   db: Database,
   ids: number[],
-  first: { pg: RawBuilder<unknown>; sqlite: () => Promise<void> },
+  samples: Insertable<SamplesTable>[],
 ): Promise<Map<number, number | null>> {
-  if (!isPostgres(db)) await first.sqlite();
+  if (!isPostgres(db)) await insertSamples(db, samples);
   const rows = isPostgres(db)
-    ? (
-        await sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${first.pg})
+    ? await runPreparedOnPostgres(
+        db,
+        sql<{ id: number; score_window_mark: number | null }>`WITH first AS (${samplesInsertion(samples)})
           SELECT id, score_window_mark FROM servers
-          WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`.execute(db)
-      ).rows
+          WHERE id = any(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
+      )
     : await runCompiled(
         db,
         'scoreWindowMarks',

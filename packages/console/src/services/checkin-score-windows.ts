@@ -1,12 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 import { parseJson } from '../json.js';
-import {
-  insertSamples,
-  type ScoreWindowRow,
-  samplesInsertion,
-  scoreWindows,
-} from '../repositories/samples.repository.js';
+import { type ScoreWindowRow, scoreWindows } from '../repositories/samples.repository.js';
 import { lockScoreWindowMarks } from '../repositories/servers.repository.js';
 import type { ScoreSample } from './score.js';
 
@@ -112,7 +107,20 @@ export function createScoreWindows() {
   const kept = new Map<number, Kept>();
   let keptSamples = 0;
 
+  /**
+   * The window of `r` from the kept one and the group's samples, with the mark the server's row must
+   * still carry for it to be the window; undefined when none is kept for it.
+   */
+  function fromKept(r: WindowRequest): { mark: number; samples: ScoreSample[] } | undefined {
+    const k = kept.get(r.serverId);
+    // A window kept from a later `since` lacks older samples unless it is full (they would not count).
+    if (k === undefined || !(r.since >= k.since || k.samples.length >= SCORE_WINDOW_MAX_SAMPLES)) return undefined;
+    return { mark: k.mark, samples: newest(withAdded(k.samples, r.added), r.since) };
+  }
+
   return {
+    fromKept,
+
     /**
      * The windows of a group's servers (oldest sample first), in its transaction: `samples` are the
      * group's rows, inserted here first.
@@ -125,20 +133,14 @@ export function createScoreWindows() {
       const marks = await lockScoreWindowMarks(
         trx,
         requests.map((r) => r.serverId),
-        { pg: samplesInsertion(samples), sqlite: () => insertSamples(trx, samples) },
+        samples,
       );
       const windows = new Map<number, ScoreSample[]>();
       const unknown: WindowRequest[] = [];
       for (const r of requests) {
-        const k = kept.get(r.serverId);
-        // A window kept from a later `since` lacks older samples unless it is full (they would not count).
-        if (
-          k !== undefined &&
-          marks.get(r.serverId) === k.mark &&
-          (r.since >= k.since || k.samples.length >= SCORE_WINDOW_MAX_SAMPLES)
-        ) {
-          windows.set(r.serverId, newest(withAdded(k.samples, r.added), r.since));
-        } else unknown.push(r);
+        const k = fromKept(r);
+        if (k !== undefined && marks.get(r.serverId) === k.mark) windows.set(r.serverId, k.samples);
+        else unknown.push(r);
       }
       if (unknown.length > 0) {
         const read = await scoreWindows(trx, unknown, SCORE_WINDOW_MAX_SAMPLES);

@@ -1,14 +1,20 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, RawBuilder } from 'kysely';
 import type { Database, SamplesTable } from '../db/schema.js';
 import { isPostgres } from '../repositories/dialect.js';
 import { rawSampleTimes } from '../repositories/samples.repository.js';
-import { type CheckinFields, updateServersAfterCheckin } from '../repositories/servers.repository.js';
+import {
+  type CheckinFields,
+  updateServersAfterCheckin,
+  updateServersStillMarked,
+} from '../repositories/servers.repository.js';
 import { asStored, createScoreWindows, newWindowMark, toScoreSample } from './checkin-score-windows.js';
 import { SCORE_WINDOW_MS, type ScoreSample, scoreFromSamples } from './score.js';
 
 /** What one check-in writes: its sample, the outage samples it carried, and its server's row. */
 export interface CheckinWrite {
   serverId: number;
+  /** The server's account, whose v1 answers the check-in changes. */
+  accountId: number;
   /** The check-in's own sample, as a `samples` row (`server_id` and `resolution` are added here). */
   sample: Omit<Insertable<SamplesTable>, 'server_id' | 'resolution'> & { ts: number };
   /** Samples from an outage; those the server already has (same time) are skipped. */
@@ -17,7 +23,15 @@ export interface CheckinWrite {
   fields: Omit<CheckinFields, 'id' | 'score_base' | 'score_base_total' | 'score_window_mark'>;
 }
 
-type Waiting = { write: CheckinWrite; resolve: () => void; reject: (err: unknown) => void };
+type Waiting = { write: CheckinWrite; resolve: (announced: boolean) => void; reject: (err: unknown) => void };
+
+export interface CheckinWriterOptions {
+  /**
+   * The change message of the check-ins' accounts as a statement to run within a group's own
+   * (services/coherence: `dataChangesWith`), or null to leave it to the caller after the commit.
+   */
+  announce?: (accountIds: number[]) => RawBuilder<unknown> | null;
+}
 
 /** Check-ins written in one transaction at most; the rest wait for the next one. */
 export const MAX_GROUP = 256;
@@ -30,15 +44,16 @@ export const MAX_GROUP = 256;
  * never lost. When a group fails, its check-ins are written again one by one, so one bad row only
  * fails its own request.
  */
-export function createCheckinWriter(db: Database) {
+export function createCheckinWriter(db: Database, { announce }: CheckinWriterOptions = {}) {
   let queue: Waiting[] = [];
   let draining = false;
   let scheduled = false;
   const postgres = isPostgres(db);
   const scoreWindows = createScoreWindows();
+  const counts = { keptGroups: 0, rowsLeft: 0 };
 
-  /** Writes a group in its transaction; answers what to do once it has committed. */
-  async function writeGroup(trx: Database, writes: CheckinWrite[]) {
+  /** The group's sample rows (outage samples not yet stored, once each) and each server's new samples, for its score. */
+  async function sampleRows(trx: Database, writes: CheckinWrite[]) {
     // Outage samples the server already has are skipped, as are ones an earlier check-in of this group wrote.
     const written = new Set<string>();
     const rows: Insertable<SamplesTable>[] = [];
@@ -67,8 +82,14 @@ export function createCheckinWriter(db: Database) {
       written.add(`${w.serverId}:${w.sample.ts}`);
       add(w.serverId, w.sample);
     }
-    // A server that checked in twice in the group ends as its later check-in leaves it; one lock
-    // order (by id) for every writer.
+    return { rows, added };
+  }
+
+  /**
+   * Each server's part of the group: a server that checked in twice in the group ends as its later
+   * check-in leaves it; one lock order (by id) for every writer.
+   */
+  function windowRequests(writes: CheckinWrite[], added: Map<number, ScoreSample[]>) {
     const last = new Map<number, CheckinWrite>();
     for (const w of writes) last.set(w.serverId, w);
     const ordered = [...last.values()].sort((a, b) => a.serverId - b.serverId);
@@ -77,47 +98,124 @@ export function createCheckinWriter(db: Database) {
       since: w.sample.ts - SCORE_WINDOW_MS,
       added: added.get(w.serverId)!,
     }));
-    const windows = await scoreWindows.insertAndRead(trx, rows, requests);
-    const marks = ordered.map(() => newWindowMark());
-    const updates: CheckinFields[] = ordered.map((w, i) => {
+    return { ordered, requests };
+  }
+
+  /** The servers' rows: each one's score from its window, and a new mark for the window kept. */
+  function rowUpdates(ordered: CheckinWrite[], windows: Map<number, ScoreSample[]>): CheckinFields[] {
+    return ordered.map((w) => {
       const base = scoreFromSamples(windows.get(w.serverId)!, w.cores);
       return {
         id: w.serverId,
         ...w.fields,
         score_base: JSON.stringify(base),
         score_base_total: Object.values(base.components).reduce((a, b) => a + b, 0),
-        score_window_mark: marks[i]!,
+        score_window_mark: newWindowMark(),
       };
     });
-    await updateServersAfterCheckin(trx, updates);
+  }
+
+  /** Once committed: the windows written are kept, with the marks written on their rows. */
+  function keepWindows(
+    requests: { serverId: number; since: number }[],
+    updates: CheckinFields[],
+    windows: Map<number, ScoreSample[]>,
+  ) {
     return () => {
       for (const [i, r] of requests.entries()) {
-        scoreWindows.keep(r.serverId, { mark: marks[i]!, since: r.since, samples: windows.get(r.serverId)! });
+        scoreWindows.keep(r.serverId, {
+          mark: updates[i]!.score_window_mark!,
+          since: r.since,
+          samples: windows.get(r.serverId)!,
+        });
       }
     };
   }
 
+  /**
+   * Writes a group in its transaction (its samples already stored with `stored`); answers what to
+   * do once it has committed.
+   */
+  async function writeGroup(trx: Database, writes: CheckinWrite[], stored: boolean) {
+    const { rows, added } = await sampleRows(trx, writes);
+    const { ordered, requests } = windowRequests(writes, added);
+    const windows = await scoreWindows.insertAndRead(trx, stored ? [] : rows, requests);
+    const updates = rowUpdates(ordered, windows);
+    await updateServersAfterCheckin(trx, updates);
+    return keepWindows(requests, updates, windows);
+  }
+
+  /**
+   * PostgreSQL, when every server of the group has its window kept and no check-in carries outage
+   * samples (a console's steady state): the group in one statement instead of a transaction of
+   * four (updateServersStillMarked), each server's row written only where it still carries the mark
+   * of the kept window the score was computed from. Answers the check-ins whose server's row was
+   * not written (another process wrote it meanwhile): their samples are stored, their rows still to
+   * write; or null when the group does not qualify. Throws, with nothing written, when the statement fails.
+   */
+  async function commitKept(on: Database, group: Waiting[]): Promise<Waiting[] | null> {
+    if (!postgres || group.some((g) => g.write.past.length > 0)) return null;
+    const writes = group.map((g) => g.write);
+    const { rows, added } = await sampleRows(on, writes);
+    const { ordered, requests } = windowRequests(writes, added);
+    const windows = new Map<number, ScoreSample[]>();
+    const expected = new Map<number, number>();
+    for (const r of requests) {
+      const k = scoreWindows.fromKept(r);
+      if (k === undefined) return null;
+      windows.set(r.serverId, k.samples);
+      expected.set(r.serverId, k.mark);
+    }
+    const updates = rowUpdates(ordered, windows);
+    const message = announce?.([...new Set(writes.map((w) => w.accountId))]) ?? null;
+    const written = await updateServersStillMarked(
+      on,
+      updates.map((u) => ({ ...u, expected_mark: expected.get(u.id)! })),
+      rows,
+      message,
+    );
+    counts.keptGroups += 1;
+    counts.rowsLeft += requests.length - written.size;
+    const kept = requests.filter((r) => written.has(r.serverId));
+    keepWindows(
+      kept,
+      updates.filter((u) => written.has(u.id)),
+      windows,
+    )();
+    for (const g of group) if (written.has(g.write.serverId)) g.resolve(message !== null);
+    return group.filter((g) => !written.has(g.write.serverId));
+  }
+
   async function commit(on: Database, group: Waiting[]) {
+    let pending = group;
+    let stored = false;
     try {
+      const left = await commitKept(on, group);
+      if (left !== null) {
+        if (left.length === 0) return;
+        pending = left;
+        stored = true;
+      }
       const committed = await on.transaction().execute((trx) =>
         writeGroup(
           trx,
-          group.map((g) => g.write),
+          pending.map((g) => g.write),
+          stored,
         ),
       );
       committed();
-      for (const g of group) g.resolve();
+      for (const g of pending) g.resolve(false);
       return;
     } catch (err) {
-      if (group.length === 1) {
-        group[0]!.reject(err);
+      if (pending.length === 1) {
+        pending[0]!.reject(err);
         return;
       }
     }
-    for (const g of group) {
+    for (const g of pending) {
       try {
-        (await on.transaction().execute((trx) => writeGroup(trx, [g.write])))();
-        g.resolve();
+        (await on.transaction().execute((trx) => writeGroup(trx, [g.write], stored)))();
+        g.resolve(false);
       } catch (err) {
         g.reject(err);
       }
@@ -160,12 +258,18 @@ export function createCheckinWriter(db: Database) {
   }
 
   return {
-    /** Resolves once the check-in is committed; rejects with the error of its own write. */
-    write(write: CheckinWrite): Promise<void> {
+    /**
+     * Resolves once the check-in is committed, with whether its account's change message went out
+     * with that commit (`announce`); rejects with the error of its own write.
+     */
+    write(write: CheckinWrite): Promise<boolean> {
       return new Promise((resolve, reject) => {
         queue.push({ write, resolve, reject });
         schedule();
       });
     },
+
+    /** Groups written in one statement (commitKept), and rows that statement left to a transaction. */
+    stats: () => ({ ...counts }),
   };
 }

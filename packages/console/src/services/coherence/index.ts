@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { RawBuilder } from 'kysely';
 import type { ConsoleConfig } from '../../config.js';
 import type { Database } from '../../db/schema.js';
 import { counterReads } from './counter-reads.js';
@@ -162,6 +163,23 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
       await publish!(accountId, kind);
     },
 
+    /**
+     * The message of `data` changes to `accountIds` as a statement to run within one the caller
+     * commits (the check-in writer's group, services/checkin-writer.ts): it goes out with that
+     * commit, instead of in a round trip and a commit of its own after it. Only on the PostgreSQL
+     * transport (null elsewhere); after the commit, the caller calls `announced` for each account.
+     */
+    dataChangesWith(accountIds: number[]): RawBuilder<unknown> | null {
+      if (!transport?.sendWith || accountIds.length === 0) return null;
+      counts.published += 1;
+      return transport.sendWith(JSON.stringify(dataMessage(accountIds, me)));
+    },
+
+    /** After the commit of a statement that carried `dataChangesWith(…)`: drops the account's reads here. */
+    announced(accountId: number) {
+      dispatch(accountId, 'data');
+    },
+
     /** This process is the console serving SQLite's file (server.ts): its writes wait for nobody. */
     serve() {
       serving = true;
@@ -197,6 +215,14 @@ export function createCoherence({ db, config, transport = defaultTransport(db, c
     /** Messages sent and received, full drops, requests that found this process behind, counter reads (for /metrics). */
     stats: () => ({ ...counts, counterReads: reads?.reads() ?? 0 }),
   };
+}
+
+/** The message of `data` changes to `accountIds` (every account past MAX_ACCOUNTS_A_MESSAGE). */
+function dataMessage(accountIds: number[], me: string): Message {
+  const accounts = [...new Set(accountIds)];
+  if (accounts.length > MAX_ACCOUNTS_A_MESSAGE) return { a: null, p: me };
+  const one = accounts.length === 1 ? accounts[0]! : accounts;
+  return { a: one, d: one, p: me };
 }
 
 function defaultTransport(db: Database, config: CoherenceDeps['config']): Transport | null {

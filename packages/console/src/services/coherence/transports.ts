@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { ConsoleConfig } from '../../config.js';
 import type { Database } from '../../db/schema.js';
-import { currentChange, publishChange } from '../../repositories/changes.repository.js';
+import { currentChange, publishChange, publishChangeWith } from '../../repositories/changes.repository.js';
 
 /** What a transport tells the coherence module (index.ts) about its subscription. */
 export interface Subscriber {
@@ -21,6 +22,11 @@ export interface Subscriber {
  */
 export interface Transport {
   send(text: string): Promise<void>;
+  /**
+   * `send` as a statement to run within another statement on the console's database, sent with its
+   * commit (the PostgreSQL transport only).
+   */
+  sendWith?(text: string): RawBuilder<unknown>;
   /** The shared counter, read by a round trip that starts after this call. */
   readCounter(): Promise<number>;
   /**
@@ -128,6 +134,7 @@ export function postgresTransport(
     send: async (text) => {
       await publishChange(db, channel, text);
     },
+    sendWith: (text) => publishChangeWith(channel, text),
     readCounter: () => currentChange(db),
     counterInDatabase: true,
     async listen(subscriber) {
