@@ -23,6 +23,8 @@ export interface ConsoleConfig {
   readonly host: string;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /** PostgreSQL: run the hot statements as named prepared statements (db/prepared-statements.ts). */
+  readonly databasePreparedStatements: boolean;
   readonly databaseSchema: string | null;
   readonly redisUrl: string | null;
   readonly redisPrefix: string;
@@ -137,6 +139,7 @@ const fields = {
     .trim()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'expected a postgres:// URL (leave it unset for SQLite)')
     .optional(),
+  PALISADE_DATABASE_PREPARED_STATEMENTS: flag.default(false),
   PALISADE_DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'expected a lower-case SQL identifier')
@@ -452,6 +455,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd = proces
     host: read('PALISADE_HOST'),
     dataDir: dataPath,
     databaseUrl: read('PALISADE_DATABASE_URL') ?? null,
+    databasePreparedStatements: read('PALISADE_DATABASE_PREPARED_STATEMENTS'),
     databaseSchema: read('PALISADE_DATABASE_SCHEMA') ?? null,
     redisUrl: read('PALISADE_REDIS_URL') ?? null,
     redisPrefix: read('PALISADE_REDIS_PREFIX'),

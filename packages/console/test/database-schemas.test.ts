@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { openDatabase } from '../src/db/database.js';
+import { runPreparedOnPostgres } from '../src/repositories/compiled.js';
 import { dialects, dropSchema, testDatabase } from './support.js';
 
 // Several consoles (and the test files) share one PostgreSQL database, each in its own schema.
@@ -40,5 +42,42 @@ if (dialects().includes('postgres')) {
         await database.close();
       }
     });
+  });
+
+  describe('prepared statements (postgres)', () => {
+    // Off unless set on: a pooler in transaction mode without prepared-statement support (PgBouncer
+    // before 1.21, or without max_prepared_statements) would hand a connection's statements to
+    // others (docs/console.md, PALISADE_DATABASE_PREPARED_STATEMENTS).
+    for (const setting of [undefined, true] as const) {
+      test(`the hot statements ${setting === true ? 'are prepared when set on' : 'run unnamed by default'}`, async () => {
+        const url = process.env.PALISADE_TEST_DATABASE_URL!;
+        const schema = `p_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+        const handle = await openDatabase({
+          dataDir: '/nonexistent',
+          databaseUrl: url,
+          databaseSchema: schema,
+          ...(setting === undefined ? {} : { databasePreparedStatements: setting }),
+        });
+        try {
+          const prepared = await handle.db.connection().execute(async (conn) => {
+            const [row] = await runPreparedOnPostgres(conn, sql<{ one: number }>`SELECT ${1}::int AS one`);
+            assert.equal(row?.one, 1);
+            const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(
+              conn,
+            );
+            return rows.map((r) => r.statement);
+          });
+          if (setting === undefined) assert.deepEqual(prepared, []);
+          else
+            assert.ok(
+              prepared.some((text) => text.includes('AS one')),
+              JSON.stringify(prepared),
+            );
+        } finally {
+          await handle.close();
+          await dropSchema(url, schema);
+        }
+      });
+    }
   });
 }

@@ -94,7 +94,9 @@ async function renameMigrations(db: Database, dialect: Dialect) {
   }
 }
 
-type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'>;
+/** Where the database is; prepared statements only when set on (docs/console.md). */
+type DatabaseSettings = Pick<ConsoleConfig, 'databaseUrl' | 'databaseSchema' | 'dataDir'> &
+  Partial<Pick<ConsoleConfig, 'databasePreparedStatements'>>;
 
 /**
  * Opens SQLite under the data dir, or PostgreSQL when a URL is configured, and migrates it to the latest
@@ -124,7 +126,11 @@ export async function openDatabase(config: DatabaseSettings, options: { upTo?: s
       max: 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
-    db = new Kysely<DB>({ dialect: new ScopedPostgresDialect({ pool: withPreparedStatements(pool) }) });
+    db = new Kysely<DB>({
+      dialect: new ScopedPostgresDialect({
+        pool: config.databasePreparedStatements === true ? withPreparedStatements(pool) : pool,
+      }),
+    });
   } else {
     dialect = 'sqlite';
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
