@@ -44,6 +44,18 @@ if (dialects().includes('postgres')) {
     });
   });
 
+  test("servers' pages are filled to 40 %, so a check-in's update of its row stays on its page", async () => {
+    const database = await testDatabase('postgres');
+    try {
+      const { rows } = await sql<{ reloptions: string[] | null }>`
+        SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relname = 'servers' AND n.nspname = current_schema()`.execute(database.db);
+      assert.deepEqual(rows[0]?.reloptions, ['fillfactor=40']);
+    } finally {
+      await database.close();
+    }
+  });
+
   describe('prepared statements (postgres)', () => {
     // Off unless set on: a pooler in transaction mode without prepared-statement support (PgBouncer
     // before 1.21, or without max_prepared_statements) would hand a connection's statements to

@@ -28,6 +28,7 @@ import { teams } from './0028-teams.js';
 import { singleSignOn } from './0029-single-sign-on.js';
 import { ticketMessageAuthors } from './0030-ticket-message-authors.js';
 import { webhookQueueIndex } from './0031-webhook-queue-index.js';
+import { serversFillfactor } from './0032-servers-fillfactor.js';
 import type { Dialect } from './helpers.js';
 
 export type { Dialect } from './helpers.js';
@@ -64,6 +65,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0029_single_sign_on': singleSignOn(dialect),
     '0030_ticket_message_authors': ticketMessageAuthors,
     '0031_webhook_queue_index': webhookQueueIndex,
+    '0032_servers_fillfactor': serversFillfactor(dialect),
   };
 }
 
