@@ -170,8 +170,39 @@ for (const dialect of DIALECTS) {
   const stored = await countSamples(env);
   consoleProc.stop();
   await new Promise((resolve) => consoleProc.child.on('exit', resolve));
+  // Once the console's sessions have ended (each flushes its statistics as it goes).
+  if (dialect === 'postgres') measured.serverRows = await serverRowUpdates(PG, env.PALISADE_DATABASE_SCHEMA);
   await store.remove();
   results.push({ dialect, reference, measured, stored });
+}
+
+/**
+ * The servers table over the whole run (enrolment, warm-up, measurement): its row updates, the share
+ * that stayed on their page (HOT: no index entries), dead rows and pages (migration 0032).
+ */
+async function serverRowUpdates(url, schema) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // The sessions' last statistics reach the shared view within a moment of their end.
+    let row;
+    for (let i = 0; i < 50; i++) {
+      ({
+        rows: [row],
+      } = await client.query(
+        `SELECT n_tup_upd::bigint AS updates, n_tup_hot_upd::bigint AS hot, n_dead_tup::bigint AS dead,
+           (pg_relation_size(relid) / 8192)::bigint AS pages
+         FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'servers'`,
+        [schema],
+      ));
+      if (Number(row?.updates ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+  } finally {
+    await client.end();
+  }
 }
 
 /** Raw samples in the store: every acknowledged check-in wrote one. */
@@ -198,6 +229,11 @@ for (const { dialect, reference, measured, stored } of results) {
     console.log(
       `PostgreSQL server processes of the console's sessions: ${fmt(measured.pgCpuPct, 0)}% of a core (${fmt(measured.pgCpuUs, 0)} µs a check-in)`,
     );
+    const rows = measured.serverRows;
+    if (rows?.updates)
+      console.log(
+        `servers table over the run: ${rows.updates} row updates, ${fmt((100 * rows.hot) / rows.updates, 0)}% HOT, ${rows.dead} dead rows, ${rows.pages} pages`,
+      );
   }
   const ratio = measured.rps / reference.rps;
   const goal = GOALS[dialect];
