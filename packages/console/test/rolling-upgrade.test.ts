@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,7 +17,7 @@ const git = (...args: string[]) => execFileSync('git', ['-C', checkout, ...args]
 
 /**
  * The previous release: this checkout's history just before the newest migration landed, extracted
- * with `git archive` into the temp dir and built once (kept by commit, so later runs reuse it). Its
+ * with `git archive` into the temp dir and built once (kept by commit and checkout, so later runs reuse it). Its
  * node_modules link to this checkout's (offline: nothing to install), its own packages to its own.
  */
 async function previousRelease(): Promise<{ commit: string; cli: string }> {
@@ -36,14 +37,18 @@ async function previousRelease(): Promise<{ commit: string; cli: string }> {
   if (!landed)
     throw new Error(`no commit adds ${newest}: this test needs the repository's history (git fetch --unshallow)`);
   const commit = git('rev-parse', `${landed}^1`);
-  const dir = join(tmpdir(), `palisade-release-${commit}`);
+  // Its links point into this checkout's node_modules, so a build is this checkout's alone: one made
+  // by another clone (since removed, or installed differently) would import through dangling links.
+  const modules = join(checkout, 'node_modules');
+  const owner = createHash('sha256').update(modules).digest('hex').slice(0, 12);
+  const dir = join(tmpdir(), `palisade-release-${commit}-${owner}`);
   const cli = join(dir, 'packages', 'console', 'dist', 'src', 'cli.js');
-  if (existsSync(join(dir, '.palisade-built'))) return { commit, cli };
+  if (existsSync(join(dir, '.palisade-built')) && linksResolve(modules, join(dir, 'node_modules')))
+    return { commit, cli };
   const staging = `${dir}.${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   execFileSync('sh', ['-c', `git -C "${checkout}" archive "${commit}" | tar -x -C "${staging}"`]);
-  const modules = join(checkout, 'node_modules');
   mkdirSync(join(staging, 'node_modules', '@palisade'), { recursive: true });
   for (const name of readdirSync(modules)) {
     if (name !== '@palisade') symlinkSync(join(modules, name), join(staging, 'node_modules', name));
@@ -60,6 +65,13 @@ async function previousRelease(): Promise<{ commit: string; cli: string }> {
   rmSync(dir, { recursive: true, force: true });
   renameSync(staging, dir);
   return { commit, cli };
+}
+
+/** Whether a kept build still links every package this checkout has installed (existsSync follows links). */
+function linksResolve(modules: string, linked: string): boolean {
+  return readdirSync(modules)
+    .filter((name) => name !== '@palisade' && !name.startsWith('.'))
+    .every((name) => existsSync(join(linked, name)));
 }
 
 const url = process.env.PALISADE_TEST_DATABASE_URL ?? '';
