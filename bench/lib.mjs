@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: a keep-alive load generator, percentiles and process helpers.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,11 +50,18 @@ export async function load({ url, urls = [url], total, concurrency, headersFor =
 }
 
 /**
+ * BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, or a V8 flag to try) goes to every Node
+ * process measured, whichever helper starts it: Node refuses --cpu-prof in NODE_OPTIONS.
+ */
+const nodeArgs = () => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+/**
  * Starts a node program and resolves with the first URL it prints after `pattern`; with `cpu`
  * (e.g. '1') it runs pinned to that core by taskset (which execs node: the child's pid is node's).
  */
 export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/, cpu = null) {
-  const command = cpu === null ? [process.execPath, ...args] : ['taskset', '-c', cpu, process.execPath, ...args];
+  const node = [process.execPath, ...nodeArgs(), ...args];
+  const command = cpu === null ? node : ['taskset', '-c', cpu, ...node];
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,6 +69,8 @@ export function startProcess(args, env, pattern = /listening on (http:\/\/\S+)/,
   let out = '';
   return new Promise((resolve, reject) => {
     const onData = (d) => {
+      // BENCH_LOG=FILE keeps what the process printed (e.g. with BENCH_NODE_ARGS=--trace-gc).
+      if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, d);
       out += d;
       const m = pattern.exec(out);
       if (m) resolve({ child, url: m[1], stop: () => child.kill('SIGTERM') });
@@ -265,10 +274,7 @@ export function writeTokenRotation(file, tokens) {
 export async function startPinned(args, env, cpu, logFile) {
   const fd = openSync(logFile, 'w');
   const command = cpu === null ? [process.execPath] : ['taskset', '-c', cpu, process.execPath];
-  // BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to every Node process measured:
-  // Node refuses --cpu-prof in NODE_OPTIONS.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(command[0], [...command.slice(1), ...nodeArgs, ...args], {
+  const child = spawn(command[0], [...command.slice(1), ...nodeArgs(), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', fd, fd],
   });
