@@ -6,6 +6,7 @@ import type { Services } from './app.js';
 import { backup, restore } from './backup/index.js';
 import { CONSOLE_VERSION, ConfigError, loadConfig, PERMISSIONS, type Permission } from './config.js';
 import { AppError } from './errors.js';
+import { limitHeapGrowth } from './heap.js';
 import { startConsole, withDatabase } from './server.js';
 import { PLAN_CAPABILITIES, type PlanCapability } from './services/catalog.service.js';
 import { runPrimary, serveAsWorker } from './workers.js';
@@ -24,6 +25,7 @@ function fail(err: unknown): never {
 }
 
 async function serve(opts: { workers?: string }) {
+  limitHeapGrowth();
   // --workers goes through the same check as PALISADE_WORKERS (several need PostgreSQL).
   const config = loadConfig(
     opts.workers === undefined ? process.env : { ...process.env, PALISADE_WORKERS: opts.workers },
