@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
  * services, and the process wiring above all.
  */
 const LAYERS = [
-  ['db', 'json', 'errors', 'secrets', 'config', 'validation', 'packaged'],
+  ['db', 'json', 'errors', 'secrets', 'config', 'validation', 'packaged', 'heap'],
   ['repositories', 'outbound', 'backup', 'release-key'],
   ['plugins'],
   ['services'],
