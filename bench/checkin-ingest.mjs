@@ -19,6 +19,7 @@ import {
   hasWrk,
   openConsole,
   pgBackendCpu,
+  pgQuery,
   root,
   startProcess,
   teamOf,
@@ -181,28 +182,20 @@ for (const dialect of DIALECTS) {
  * that stayed on their page (HOT: no index entries), dead rows and pages (migration 0032).
  */
 async function serverRowUpdates(url, schema) {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    // The sessions' last statistics reach the shared view within a moment of their end.
-    let row;
-    for (let i = 0; i < 50; i++) {
-      ({
-        rows: [row],
-      } = await client.query(
-        `SELECT n_tup_upd::bigint AS updates, n_tup_hot_upd::bigint AS hot, n_dead_tup::bigint AS dead,
-           (pg_relation_size(relid) / 8192)::bigint AS pages
-         FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'servers'`,
-        [schema],
-      ));
-      if (Number(row?.updates ?? 0) > 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
-  } finally {
-    await client.end();
+  // The sessions' last statistics reach the shared view within a moment of their end.
+  let row;
+  for (let i = 0; i < 50; i++) {
+    [row] = await pgQuery(
+      url,
+      `SELECT n_tup_upd::bigint AS updates, n_tup_hot_upd::bigint AS hot, n_dead_tup::bigint AS dead,
+         (pg_relation_size(relid) / 8192)::bigint AS pages
+       FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'servers'`,
+      [schema],
+    );
+    if (Number(row?.updates ?? 0) > 0) break;
+    await new Promise((r) => setTimeout(r, 100));
   }
+  return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
 }
 
 /** Raw samples in the store: every acknowledged check-in wrote one. */

@@ -104,13 +104,21 @@ export function cpuSeconds(pid) {
   return [pid, ...children(pid)].reduce((sum, p) => sum + ticks(p), 0) / 100; // USER_HZ
 }
 
-/** CPU seconds used so far by each PostgreSQL server process of the sessions named `appName`, by pid. */
-export async function pgBackendCpu(url, appName) {
+/** One statement on its own connection to `url` (statistics, dropping a schema), its rows. */
+export async function pgQuery(url, text, params = []) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName]);
-  await client.end();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU seconds used so far by each PostgreSQL server process of the sessions named `appName`, by pid. */
+export async function pgBackendCpu(url, appName) {
+  const rows = await pgQuery(url, 'SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName]);
   return new Map(rows.map((r) => [r.pid, cpuSeconds(r.pid)]));
 }
 
@@ -169,11 +177,7 @@ export function benchStore(name, pg, extra = {}) {
     async remove() {
       rmSync(dir, { recursive: true, force: true });
       if (!pg) return;
-      const { default: pgModule } = await import('pg');
-      const client = new pgModule.Client({ connectionString: pg });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
+      await pgQuery(pg, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },
   };
 }

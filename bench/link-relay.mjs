@@ -7,11 +7,10 @@
 // (defaults: PALISADE_TEST_DATABASE_URL and PALISADE_TEST_REDIS_URL; without PostgreSQL it is skipped)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { arg, fmt, percentile, startProcess, timedGetter } from './lib.mjs';
+import { arg, fmt, percentile, pgQuery, startProcess, timedGetter } from './lib.mjs';
 
 const PG = arg('postgres', process.env.PALISADE_TEST_DATABASE_URL);
 const REDIS = arg('redis', process.env.PALISADE_TEST_REDIS_URL);
@@ -21,8 +20,6 @@ if (!PG) {
   process.exit(0);
 }
 const root = new URL('..', import.meta.url).pathname;
-const require = createRequire(join(root, 'packages/console/package.json'));
-const pg = require('pg');
 const consoleCli = join(root, 'packages/console/dist/src/cli.js');
 const agentCli = join(root, 'packages/agent/dist/src/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'palisade-link-relay-bench-'));
@@ -95,10 +92,7 @@ async function pair(bus) {
       holder.stop();
       other.stop();
       await sleep(500);
-      const client = new pg.Client({ connectionString: PG });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
+      await pgQuery(PG, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },
   };
 }

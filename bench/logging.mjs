@@ -17,6 +17,7 @@ import {
   cpuSeconds,
   hasWrk,
   pgBackendCpu,
+  pgQuery,
   startPinned,
   stopChild,
   teamOf,
@@ -157,11 +158,7 @@ if (PG) {
     ],
     null,
   );
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: PG });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  await pgQuery(PG, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   rmSync(pgDir, { recursive: true, force: true });
 }
 process.exit(0);

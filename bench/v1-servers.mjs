@@ -24,6 +24,7 @@ import {
   load,
   openConsole,
   percentile,
+  pgQuery,
   startPinned,
   stopChild,
   teamOf,
@@ -112,10 +113,8 @@ function measured(pid, run) {
  */
 async function pgCounters(store) {
   if (store.dialect !== 'postgres') return null;
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: store.env.PALISADE_DATABASE_URL });
-  await client.connect();
-  const { rows } = await client.query(
+  const rows = await pgQuery(
+    store.env.PALISADE_DATABASE_URL,
     `select (select xact_commit from pg_stat_database where datname = current_database())::bigint as xacts,
        coalesce(t.n_tup_upd, 0)::bigint as updates, coalesce(t.n_tup_hot_upd, 0)::bigint as hot,
        coalesce(t.n_live_tup, 0)::bigint as live, coalesce(t.n_dead_tup, 0)::bigint as dead,
@@ -123,7 +122,6 @@ async function pgCounters(store) {
      from (select 1) one left join pg_stat_user_tables t on t.schemaname = $1 and t.relname = 'rate_limit_windows'`,
     [store.env.PALISADE_DATABASE_SCHEMA],
   );
-  await client.end();
   return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)]));
 }
 
