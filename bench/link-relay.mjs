@@ -77,6 +77,10 @@ async function pair(bus) {
   );
   const server = added.json.data?.server;
   if (!server) throw new Error(`add: ${JSON.stringify(added.json)}`);
+  // A server added by its address is called directly; its calls go down the agent's link once it is
+  // set to outbound (as e2e/link-relay.test.ts does).
+  const switched = await call(holder.url, 'PUT', `/api/servers/${server.id}/connection`, { mode: 'outbound' }, cookie);
+  if (!switched.res.ok) throw new Error(`connection: ${JSON.stringify(switched.json)}`);
   for (let i = 0; ; i += 1) {
     const seen = (await call(holder.url, 'GET', `/api/servers/${server.id}`, undefined, cookie)).json.data.server;
     if (seen.connection.link === 'up' && seen.connection.since !== null) break;
