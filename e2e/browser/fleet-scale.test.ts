@@ -63,20 +63,59 @@ async function seedFleet(url: string, dataDir: string, count: number): Promise<{
   return { names, cookie };
 }
 
-/** Milliseconds from `act` until `done` holds, measured in the page (to the next frame after it holds). */
+/** How long one timed action may take before the test says what the page shows instead of waiting on. */
+const TIMED_LIMIT_MS = 60_000;
+
+/**
+ * Milliseconds from `act` until `done` holds, measured in the page (to the next frame after it
+ * holds). Checked at each frame and, should frames stop coming (a page the browser throttles), every
+ * 100 ms; past TIMED_LIMIT_MS it fails naming the action and what the caption and status say.
+ */
 async function timed(page: Page, act: string, done: string): Promise<number> {
   return page.evaluate(
-    async ({ act, done }) => {
+    async ({ act, done, limit }) => {
       const holds = new Function(`return (${done});`) as () => boolean;
       const start = performance.now();
       new Function(act)();
-      await new Promise<void>((resolve) => {
-        const check = () => (holds() ? requestAnimationFrame(() => resolve()) : requestAnimationFrame(check));
-        check();
+      await new Promise<void>((resolve, reject) => {
+        let settled = false;
+        const settle = (end: () => void) => {
+          settled = true;
+          clearInterval(timer);
+          end();
+        };
+        const check = () => {
+          if (settled) return;
+          if (holds())
+            settle(() => {
+              // The next frame after it holds, or 100 ms when frames do not come.
+              requestAnimationFrame(() => resolve());
+              setTimeout(resolve, 100);
+            });
+          else if (performance.now() - start > limit) {
+            const text = (selector: string) => document.querySelector(selector)?.textContent ?? '(none)';
+            const box = (document.querySelector('#fleet-filter') as HTMLInputElement | null)?.value;
+            settle(() =>
+              reject(
+                new Error(
+                  `${act.trim()} → waited ${limit} ms for ${done}; caption: ${text('table.fleet caption')}; ` +
+                    `status: ${text('form[aria-label="Filter servers"] [role=status]')}; filter box: ${box}; ` +
+                    `address: ${location.search}`,
+                ),
+              ),
+            );
+          }
+        };
+        const frame = () => {
+          check();
+          if (!settled) requestAnimationFrame(frame);
+        };
+        const timer = setInterval(check, 100);
+        frame();
       });
       return Math.round(performance.now() - start);
     },
-    { act, done },
+    { act, done, limit: TIMED_LIMIT_MS },
   );
 }
 
